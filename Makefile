@@ -1,0 +1,45 @@
+# Engram: `make run` brings the whole service up; `make test` runs the suite.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8000
+export ENGRAM_DATA_DIR ?= $(CURDIR)/.data
+
+.PHONY: run test test-scale lint format migrate venv clean-data stop-db bench
+
+$(STAMP): requirements/base.txt requirements/local.txt requirements/constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements/local.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+migrate: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+
+run: $(STAMP)
+	PORT=$(PORT) bash scripts/run.sh
+
+test: $(STAMP)
+	$(BIN)/pytest -n 2 -q
+
+test-scale: $(STAMP)
+	$(BIN)/pytest -q -m scale
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy apps config tests
+	$(BIN)/lint-imports
+	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python manage.py spectacular --validate --fail-on-warn --file /dev/null
+	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python manage.py makemigrations --check --dry-run
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+stop-db: $(STAMP)
+	$(BIN)/python manage.py embedded_postgres stop

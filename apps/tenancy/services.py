@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.core.exceptions import ValidationFailed
+from apps.tenancy.encryption import encrypt_secret
+from apps.tenancy.exceptions import InvalidProviderConfig, TenantExists
+from apps.tenancy.models import ApiKey, ApiKeyRole, Tenant
+from apps.tenancy.selectors import KEY_PREFIX, hash_secret
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def tenant_create(*, slug: str, name: str) -> Tenant:
+    tenant = Tenant(slug=slug.strip(), name=name.strip() or slug.strip())
+    tenant.full_clean(validate_unique=False)
+    try:
+        with transaction.atomic():
+            tenant.save()
+    except IntegrityError as exc:
+        raise TenantExists(f"A tenant with slug {slug!r} already exists.") from exc
+    return tenant
+
+
+@dataclass(frozen=True)
+class IssuedApiKey:
+    api_key: ApiKey
+    raw_key: str  # shown once, never stored
+
+
+def api_key_create(
+    *, tenant: Tenant | None, role: str, agent_id: str = "", name: str = ""
+) -> IssuedApiKey:
+    if role not in ApiKeyRole.values:
+        raise ValidationFailed(f"Unknown role {role!r}.", code="invalid_role")
+    if role == ApiKeyRole.SUPERADMIN and tenant is not None:
+        raise ValidationFailed("A superadmin key belongs to no tenant.", code="invalid_role")
+    if role != ApiKeyRole.SUPERADMIN and tenant is None:
+        raise ValidationFailed("This role needs a tenant.", code="tenant_required")
+    if agent_id and role != ApiKeyRole.AGENT:
+        raise ValidationFailed("Only agent keys carry an agent_id.", code="invalid_agent_id")
+    prefix = secrets.token_hex(6)
+    raw_key = f"{KEY_PREFIX}_{prefix}_{secrets.token_urlsafe(32).replace('_', '-')}"
+    api_key = ApiKey(
+        tenant=tenant,
+        role=role,
+        agent_id=agent_id.strip(),
+        name=name,
+        prefix=prefix,
+        secret_hash=hash_secret(raw_key),
+    )
+    api_key.full_clean()
+    api_key.save()
+    return IssuedApiKey(api_key=api_key, raw_key=raw_key)
+
+
+def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at", "updated_at"])
+    return api_key
+
+
+def api_key_touch(*, api_key: ApiKey) -> None:
+    """Record use, at most once a minute per key so authentication stays read-mostly."""
+    now = timezone.now()
+    if api_key.last_used_at and now - api_key.last_used_at < LAST_USED_RESOLUTION:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now
+
+
+def tenant_halt(*, tenant: Tenant, reason: str = "") -> Tenant:
+    tenant.halted_at = timezone.now()
+    tenant.halt_reason = reason
+    tenant.save(update_fields=["halted_at", "halt_reason", "updated_at"])
+    return tenant
+
+
+def tenant_resume(*, tenant: Tenant) -> Tenant:
+    tenant.halted_at = None
+    tenant.halt_reason = ""
+    tenant.save(update_fields=["halted_at", "halt_reason", "updated_at"])
+    return tenant
+
+
+def tenant_configure_embedding_provider(
+    *, tenant: Tenant, provider: str, config: dict[str, Any], api_key: str = ""
+) -> Tenant:
+    """Point a tenant at an embedding provider, refusing one whose vectors would not fit.
+
+    The provider is probed once with a short text, so a wrong dimension, a bad key or an
+    unreachable endpoint is reported now (422) rather than at the first write.
+    """
+    from apps.providers.embeddings import (
+        EmbeddingConfig,
+        EmbeddingsUnavailable,
+        probe_embedding_provider,
+    )
+
+    candidate = EmbeddingConfig.from_parts(provider=provider, config=config, api_key=api_key)
+    try:
+        probe_embedding_provider(candidate)
+    except EmbeddingsUnavailable as exc:
+        raise InvalidProviderConfig(str(exc), details={"reason": exc.reason}) from exc
+    tenant.embedding_provider = provider
+    tenant.embedding_config = {k: v for k, v in config.items() if k != "api_key"}
+    tenant.embedding_api_key_encrypted = encrypt_secret(api_key)
+    tenant.save(
+        update_fields=[
+            "embedding_provider",
+            "embedding_config",
+            "embedding_api_key_encrypted",
+            "updated_at",
+        ]
+    )
+    return tenant
+
+
+def tenant_configure_llm_provider(
+    *, tenant: Tenant, provider: str, config: dict[str, Any], api_key: str = ""
+) -> Tenant:
+    from apps.providers.llm import LLM_PROVIDERS
+
+    if provider not in LLM_PROVIDERS:
+        raise InvalidProviderConfig(
+            f"Unknown LLM provider {provider!r}; choose one of {sorted(LLM_PROVIDERS)}."
+        )
+    if provider != "heuristic" and not api_key and not config.get("base_url"):
+        raise InvalidProviderConfig(f"The {provider} provider needs an api_key or a base_url.")
+    tenant.llm_provider = provider
+    tenant.llm_config = {k: v for k, v in config.items() if k != "api_key"}
+    tenant.llm_api_key_encrypted = encrypt_secret(api_key)
+    tenant.save(
+        update_fields=["llm_provider", "llm_config", "llm_api_key_encrypted", "updated_at"]
+    )
+    return tenant

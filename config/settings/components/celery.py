@@ -1,0 +1,52 @@
+"""Celery and the beat schedule, in one place (STYLE rule 12).
+
+https://docs.celeryq.dev/en/stable/userguide/configuration.html
+Without CELERY_BROKER_URL the filesystem broker under $ENGRAM_DATA_DIR/broker is used, so
+`make run` needs nothing but Python; production sets a redis:// URL.
+"""
+
+from datetime import timedelta
+
+from config.env import data_dir, env
+
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _broker_dir = data_dir() / "broker"
+    for _sub in ("queue", "processed"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULER = "celery.beat:PersistentScheduler"
+CELERY_BEAT_SCHEDULE_FILENAME = str(data_dir() / "celerybeat-schedule")
+
+# Intervals in seconds, shared with the start-up invariant checks.
+SESSION_PRUNE_INTERVAL_S = env.int("ENGRAM_SESSION_PRUNE_INTERVAL_S", default=600)
+EMBEDDING_BACKFILL_INTERVAL_S = env.int("ENGRAM_EMBEDDING_BACKFILL_INTERVAL_S", default=60)
+
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # Delete expired session turns.
+    "memory.prune_expired_sessions": {
+        "task": "memory.prune_expired_sessions",
+        "schedule": timedelta(seconds=SESSION_PRUNE_INTERVAL_S),
+    },
+    # Embed any long-term memory or article whose on-commit task was lost.
+    "memory.backfill_embeddings": {
+        "task": "memory.backfill_embeddings",
+        "schedule": timedelta(seconds=EMBEDDING_BACKFILL_INTERVAL_S),
+    },
+}

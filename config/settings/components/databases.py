@@ -1,0 +1,49 @@
+"""Two database aliases (DESIGN §2): ``default`` (OLTP) and ``heavy_read`` (kNN recall, search).
+
+Without DATABASE_URL an embedded PostgreSQL under $ENGRAM_DATA_DIR/pg is started or joined.
+https://docs.djangoproject.com/en/5.2/ref/settings/#databases
+"""
+
+from typing import Any
+
+from config.env import data_dir, env
+
+DATABASE_ROUTERS = ["apps.core.db.routers.PrimaryReplicaRouter"]
+
+# Statement timeouts in milliseconds. Heavy reads are bounded tighter so a runaway kNN scan
+# fails fast and the caller degrades instead of holding a connection.
+OLTP_STATEMENT_TIMEOUT_MS = env.int("ENGRAM_OLTP_STATEMENT_TIMEOUT_MS", default=30_000)
+HEAVY_READ_STATEMENT_TIMEOUT_MS = env.int("ENGRAM_HEAVY_READ_STATEMENT_TIMEOUT_MS", default=5_000)
+CONN_MAX_AGE = env.int("ENGRAM_DB_CONN_MAX_AGE", default=60)
+
+
+def _with_timeout(config: dict[str, Any], timeout_ms: int) -> dict[str, Any]:
+    options = dict(config.get("OPTIONS", {}))
+    options["options"] = f"-c statement_timeout={timeout_ms}"
+    return {**config, "OPTIONS": options, "CONN_MAX_AGE": CONN_MAX_AGE, "CONN_HEALTH_CHECKS": True}
+
+
+if env.str("DATABASE_URL", default=""):
+    EMBEDDED_POSTGRES_DIR = None
+    _default = env.db_url("DATABASE_URL")
+else:
+    from apps.core.embedded_postgres import ensure_embedded_postgres
+
+    EMBEDDED_POSTGRES_DIR = data_dir() / "pg"
+    _database_name = env.str("ENGRAM_EMBEDDED_DATABASE", default="engram")
+    _server = ensure_embedded_postgres(EMBEDDED_POSTGRES_DIR, database=_database_name)
+    _default = {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": _database_name,
+        "USER": _server.user,
+        "PASSWORD": "",
+        "HOST": _server.socket_dir,
+        "PORT": str(_server.port),
+    }
+
+_heavy_read = env.db_url("HEAVY_READ_DATABASE_URL") if env.str("HEAVY_READ_DATABASE_URL", default="") else dict(_default)
+
+DATABASES = {
+    "default": _with_timeout(_default, OLTP_STATEMENT_TIMEOUT_MS),
+    "heavy_read": _with_timeout(_heavy_read, HEAVY_READ_STATEMENT_TIMEOUT_MS),
+}

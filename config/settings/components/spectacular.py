@@ -1,0 +1,19 @@
+"""OpenAPI 3 via drf-spectacular. https://drf-spectacular.readthedocs.io/en/latest/settings.html"""
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Engram API",
+    "DESCRIPTION": (
+        "Self-hosted memory for AI agents: a session tier, a long-term tier recalled by meaning, "
+        "promotion, a curated knowledge wiki and merged recall. Every call authenticates with "
+        "`Authorization: Bearer <key>`; scope is derived from the key, never from the request."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "ENUM_NAME_OVERRIDES": {},
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {"ApiKeyBearer": {"type": "http", "scheme": "bearer"}}
+    },
+    "SECURITY": [{"ApiKeyBearer": []}],
+}

@@ -1,0 +1,5 @@
+"""`make run`: the embedded defaults, debug on."""
+
+from config.settings.base import *
+
+DEBUG = env.bool("DJANGO_DEBUG", default=True)

@@ -1,0 +1,16 @@
+"""Test settings: a separate embedded cluster (or DATABASE_URL), local cache, mirrored replica."""
+
+import os
+
+from config.env import BASE_DIR
+
+# Tests never share state with `make run`: their own data dir unless one is given.
+os.environ.setdefault("ENGRAM_DATA_DIR", str(BASE_DIR / ".data" / "test"))
+
+from config.settings.base import *  # noqa: E402
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+DATABASES["heavy_read"]["TEST"] = {"MIRROR": "default"}
+ENGRAM_ROUTER_STRICT = True

@@ -1,0 +1,19 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from apps.core.api import health
+
+urlpatterns = [
+    path("healthz", health.HealthzApi.as_view(), name="healthz"),
+    path("readyz", health.ReadyzApi.as_view(), name="readyz"),
+    path("metrics", health.MetricsApi.as_view(), name="metrics"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/v1/tenancy/", include("apps.tenancy.urls")),
+    path("api/v1/projects/", include("apps.projects.urls")),
+]
+
+handler400 = "apps.core.api.exception_handlers.bad_request_view"
+handler403 = "apps.core.api.exception_handlers.permission_denied_view"
+handler404 = "apps.core.api.exception_handlers.not_found_view"
+handler500 = "apps.core.api.exception_handlers.server_error_view"

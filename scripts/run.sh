@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Foreground supervisor for `make run`: migrations, then web + worker + beat.
+# Ctrl-C (or any child dying) stops all of them, and the embedded Postgres if one was started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+PORT="${PORT:-8000}"
+export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.local}"
+
+$BIN/python manage.py migrate --noinput
+
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  echo "engram: stopping"
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ -z "${DATABASE_URL:-}" ]; then $BIN/python manage.py embedded_postgres stop || true; fi
+}
+trap cleanup INT TERM EXIT
+
+$BIN/gunicorn config.wsgi:application --bind "127.0.0.1:${PORT}" --workers 1 --threads 8 \
+  --access-logfile - --graceful-timeout 5 &
+pids+=($!)
+$BIN/celery -A config worker --loglevel INFO --concurrency "${ENGRAM_WORKER_CONCURRENCY:-2}" &
+pids+=($!)
+$BIN/celery -A config beat --loglevel INFO &
+pids+=($!)
+
+echo "engram: serving on http://127.0.0.1:${PORT} (Ctrl-C stops everything)"
+# Stop everything as soon as any one process exits.
+wait -n "${pids[@]}"
