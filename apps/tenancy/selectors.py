@@ -3,11 +3,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
+from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 
+from apps.tenancy.encryption import decrypt_secret
 from apps.tenancy.exceptions import TenantNotFound
 from apps.tenancy.models import ApiKey, Tenant
+
+if TYPE_CHECKING:
+    from apps.providers.embeddings import EmbeddingConfig
+    from apps.providers.llm import LLMConfig
 
 KEY_PREFIX = "eng"
 
@@ -61,3 +67,41 @@ def api_key_list(*, tenant: Tenant | None, include_revoked: bool = False) -> Que
     if not include_revoked:
         keys = keys.filter(revoked_at__isnull=True)
     return keys.order_by("created_at")
+
+
+def api_key_get(*, identifier: str) -> ApiKey | None:
+    """A key by its public prefix or its id (operators know one or the other)."""
+    identifier = identifier.strip()
+    key = ApiKey.objects.select_related("tenant").filter(prefix=identifier).first()
+    if key is None:
+        try:
+            key = ApiKey.objects.select_related("tenant").filter(id=uuid.UUID(identifier)).first()
+        except ValueError:
+            key = None
+    return key
+
+
+def tenant_embedding_config(*, tenant: Tenant) -> EmbeddingConfig:
+    """The embedding provider this tenant's rows are embedded with (its own, else the default)."""
+    from apps.providers.embeddings import EmbeddingConfig
+
+    if not tenant.embedding_provider:
+        return EmbeddingConfig.default()
+    return EmbeddingConfig.from_parts(
+        provider=tenant.embedding_provider,
+        config=tenant.embedding_config,
+        api_key=decrypt_secret(tenant.embedding_api_key_encrypted),
+    )
+
+
+def tenant_llm_config(*, tenant: Tenant) -> LLMConfig:
+    """The LLM provider this tenant's sessions are compiled with (its own, else the default)."""
+    from apps.providers.llm import LLMConfig
+
+    if not tenant.llm_provider:
+        return LLMConfig.default()
+    return LLMConfig.from_parts(
+        provider=tenant.llm_provider,
+        config=tenant.llm_config,
+        api_key=decrypt_secret(tenant.llm_api_key_encrypted),
+    )

@@ -14,3 +14,8 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 DATABASES["heavy_read"]["TEST"] = {"MIRROR": "default"}
 ENGRAM_ROUTER_STRICT = True
+
+# Tests that enqueue work do not need a broker on disk; the one test that runs a real worker
+# points it (and its producer) at Redis or the filesystem broker explicitly.
+CELERY_BROKER_URL = "memory://"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, str] = {}

@@ -1,0 +1,19 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from apps.core.management.base import EngramCommand
+from apps.tenancy.services import tenant_create
+
+
+class Command(EngramCommand):
+    help = "Create a tenant."
+
+    def add_command_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--slug", required=True)
+        parser.add_argument("--name", default="")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tenant = tenant_create(slug=options["slug"], name=options["name"])
+        data = {"id": str(tenant.id), "slug": tenant.slug, "name": tenant.name}
+        self.render(options, data, f"Created tenant {tenant.slug} ({tenant.id})")
