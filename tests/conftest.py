@@ -33,9 +33,15 @@ def _heavy_read_shares_test_transaction(request: pytest.FixtureRequest) -> Itera
     ``django_db(transaction=True)`` commit for real and keep the separate connection.
     """
     marker = request.node.get_closest_marker("django_db")
-    if marker is None or marker.kwargs.get("transaction") or (marker.args and marker.args[0]):
+    uses_db = marker is not None or "db" in request.fixturenames
+    transactional = "transactional_db" in request.fixturenames or (
+        marker is not None
+        and (marker.kwargs.get("transaction") or (marker.args and marker.args[0]))
+    )
+    if not uses_db or transactional:
         yield
         return
+    request.getfixturevalue("db")  # the test transaction must exist before the swap
     original = connections["heavy_read"]
     connections["heavy_read"] = connections["default"]
     try:

@@ -19,3 +19,7 @@ ENGRAM_ROUTER_STRICT = True
 # points it (and its producer) at Redis or the filesystem broker explicitly.
 CELERY_BROKER_URL = "memory://"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, str] = {}
+
+# Plumbing tests embed with the deterministic double; tests about real semantics switch to
+# the local model explicitly.
+EMBEDDING_PROVIDER = "fake"

@@ -1,0 +1,33 @@
+from enum import StrEnum
+
+from apps.core.exceptions import Conflict, NotFound, ValidationFailed
+
+
+class MemoryErrorCode(StrEnum):
+    QUOTA_EXCEEDED = "quota_exceeded"
+    INVALID_PROJECT_ID = "invalid_project_id"
+    INVALID_QUERY = "invalid_query"
+    QUERY_TOO_LONG = "query_too_long"
+    TEXT_TOO_LONG = "text_too_long"
+    CONTENT_TOO_LARGE = "content_too_large"
+    EXPIRES_AT_REQUIRED = "expires_at_required"
+    INVALID_EXPIRES_AT = "invalid_expires_at"
+    BATCH_TOO_LARGE = "batch_too_large"
+    ALREADY_SUPERSEDED = "already_superseded"
+    INVALID_SESSION_ID = "invalid_session_id"
+
+
+class MemoryNotFound(NotFound):
+    pass
+
+
+class QuotaExceeded(Conflict):
+    default_code = MemoryErrorCode.QUOTA_EXCEEDED
+
+
+class InvalidProjectId(ValidationFailed):
+    default_code = MemoryErrorCode.INVALID_PROJECT_ID
+
+
+class AlreadySuperseded(Conflict):
+    default_code = MemoryErrorCode.ALREADY_SUPERSEDED

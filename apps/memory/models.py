@@ -1,0 +1,138 @@
+"""Agent memory: the session tier (ordered turns with a TTL) and the long-term tier.
+
+Every row is owned by ``(tenant, subject_id)``: the subject is derived from the API key
+(apps.tenancy.scope.subject_id_for), never taken from a request.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex, OpClass
+from django.db import models
+from django.db.models import Q
+from pgvector.django import VectorField
+
+from apps.tenancy.models import TenantScopedModel
+
+SESSION_CONTENT_MAX_BYTES = 100 * 1024
+SUBJECT_ID_MAX_LENGTH = 200
+SESSION_ID_MAX_LENGTH = 200
+
+
+class SessionRole(models.TextChoices):
+    USER = "user", "User"
+    ASSISTANT = "assistant", "Assistant"
+    SYSTEM = "system", "System"
+    FACT = "fact", "Fact"
+
+
+class SessionMemory(TenantScopedModel):
+    """One turn of an agent session. Append-only; read back in insertion order."""
+
+    # The bigserial primary key doubles as the ordering tiebreak, so two turns appended in
+    # the same microsecond still have one total order.
+    seq = models.BigAutoField(primary_key=True)
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
+    session_id = models.CharField(max_length=SESSION_ID_MAX_LENGTH)
+    role = models.CharField(max_length=16, choices=SessionRole.choices)
+    content = models.TextField()
+    metadata = models.JSONField(default=dict, blank=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["tenant", "subject_id", "session_id", "seq"],
+                name="session_scope_seq_idx",
+            ),
+            models.Index(fields=["expires_at"], name="session_expires_at_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(role__in=SessionRole.values), name="session_role_valid"
+            ),
+        ]
+
+
+class MemorySource(models.TextChoices):
+    EXPLICIT = "explicit", "Explicit"
+    PROMOTED = "promoted", "Promoted"
+
+
+class Memory(TenantScopedModel):
+    """A durable fact an agent recalls by meaning. Superseded, never edited in place."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
+    text = models.TextField()
+    # NULL until the embedding task fills it; recall only sees embedded rows.
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_content_hash = models.CharField(max_length=64)
+    embedded_at = models.DateTimeField(null=True, blank=True)
+    confidence = models.FloatField(default=1.0)
+    source = models.CharField(
+        max_length=16, choices=MemorySource.choices, default=MemorySource.EXPLICIT
+    )
+    source_session_id = models.CharField(max_length=SESSION_ID_MAX_LENGTH, blank=True, default="")
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    # Partition key inside the subject's scope (NULL = global), not an isolation boundary.
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+    graduated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # One subject's rows, newest first: list, quota count, exact recall scan.
+            models.Index(
+                fields=["tenant", "subject_id", "created_at"], name="memory_scope_created_idx"
+            ),
+            # Trigram index for the scoped text fallback when embeddings are unavailable.
+            GinIndex(OpClass("text", name="gin_trgm_ops"), name="memory_text_trgm_idx"),
+            # The partial HNSW index `memories_live_embedding_hnsw_idx` (cosine, live rows) is
+            # created in raw SQL by migration 0003: its spec name is longer than the 30
+            # characters Django allows for a Meta index.
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(source__in=MemorySource.values), name="memory_source_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1),
+                name="memory_confidence_range",
+            ),
+            models.CheckConstraint(condition=~Q(text=""), name="memory_text_not_empty"),
+            # A promoted fact is stored once per subject: exact re-extractions dedupe here.
+            models.UniqueConstraint(
+                fields=["tenant", "subject_id", "embedding_content_hash"],
+                condition=Q(source=MemorySource.PROMOTED),
+                name="memory_promoted_content_hash_uniq",
+            ),
+        ]
+
+
+class SessionPromotion(TenantScopedModel):
+    """The promotion watermark: the content hash of a session when it was last compiled."""
+
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
+    session_id = models.CharField(max_length=SESSION_ID_MAX_LENGTH)
+    content_hash = models.CharField(max_length=64)
+    promoted_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "subject_id", "session_id"], name="session_promotion_uniq"
+            ),
+        ]
+

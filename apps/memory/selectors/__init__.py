@@ -1,0 +1,21 @@
+"""Reads on agent memory. Import from the submodules; this package re-exports the public API."""
+
+from apps.memory.selectors.listing import (
+    Page,
+    memory_get,
+    memory_list,
+    memory_list_all_subjects,
+    session_history,
+)
+from apps.memory.selectors.recall import RecallHit, RecallResult, memory_recall
+
+__all__ = [
+    "Page",
+    "RecallHit",
+    "RecallResult",
+    "memory_get",
+    "memory_list",
+    "memory_list_all_subjects",
+    "memory_recall",
+    "session_history",
+]

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from apps.memory.exceptions import MemoryNotFound
+from apps.memory.models import Memory, SessionMemory
+from apps.memory.selectors.scoping import project_partition
+from apps.tenancy.models import Tenant
+
+T = TypeVar("T")
+
+# Listing never needs the vector; loading it would parse 384 floats per row for nothing.
+LIST_DEFERRED_FIELDS = ("embedding",)
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """The spec's list envelope: ``results`` plus ``total_count``, ``limit`` and ``offset``."""
+
+    results: list[T]
+    total_count: int
+    limit: int
+    offset: int
+
+    @property
+    def meta(self) -> dict[str, int]:
+        return {"total_count": self.total_count, "limit": self.limit, "offset": self.offset}
+
+
+def _paginate(queryset: QuerySet[T], *, limit: int, offset: int) -> Page[T]:
+    return Page(
+        results=list(queryset[offset : offset + limit]),
+        total_count=queryset.count(),
+        limit=limit,
+        offset=offset,
+    )
+
+
+def _filtered(
+    queryset: QuerySet[Memory],
+    *,
+    project_id: uuid.UUID | None,
+    source: str | None,
+    include_superseded: bool,
+) -> QuerySet[Memory]:
+    if project_id is not None:
+        queryset = queryset.filter(project_partition(project_id=project_id))
+    if source:
+        queryset = queryset.filter(source=source)
+    if not include_superseded:
+        queryset = queryset.filter(superseded_by__isnull=True)
+    return queryset.defer(*LIST_DEFERRED_FIELDS).order_by("-created_at", "-id")
+
+
+def memory_list(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    project_id: uuid.UUID | None = None,
+    source: str | None = None,
+    include_superseded: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> Page[Memory]:
+    """The subject's long-term memories, newest first.
+
+    Without ``project_id`` every partition is listed (a review of everything the subject
+    holds); with it, global ∪ that project, as recall reads.
+    """
+    queryset = Memory.objects.filter(tenant=tenant, subject_id=subject_id)
+    queryset = _filtered(
+        queryset, project_id=project_id, source=source, include_superseded=include_superseded
+    )
+    return _paginate(queryset, limit=limit, offset=offset)
+
+
+def memory_list_all_subjects(
+    *,
+    tenant: Tenant,
+    project_id: uuid.UUID | None = None,
+    source: str | None = None,
+    include_superseded: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> Page[Memory]:
+    """Operator oversight: every subject's memories in one tenant."""
+    queryset = _filtered(
+        Memory.objects.filter(tenant=tenant),
+        project_id=project_id,
+        source=source,
+        include_superseded=include_superseded,
+    )
+    return _paginate(queryset, limit=limit, offset=offset)
+
+
+def memory_get(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> Memory:
+    memory = (
+        Memory.objects.filter(tenant=tenant, subject_id=subject_id, pk=memory_id)
+        .defer(*LIST_DEFERRED_FIELDS)
+        .first()
+    )
+    if memory is None:
+        raise MemoryNotFound("Memory not found.")
+    return memory
+
+
+def session_history(
+    *, tenant: Tenant, subject_id: str, session_id: str, limit: int = 200, offset: int = 0
+) -> Page[SessionMemory]:
+    """The caller's own turns of one session, in insertion order. A foreign session is empty."""
+    queryset = SessionMemory.objects.filter(
+        tenant=tenant,
+        subject_id=subject_id,
+        session_id=session_id,
+        expires_at__gt=timezone.now(),  # expired turns are gone even before the prune runs
+    ).order_by("seq")
+    return _paginate(queryset, limit=limit, offset=offset)

@@ -1,0 +1,32 @@
+"""Writes on agent memory. Import from the submodules; this package re-exports the public API."""
+
+from apps.memory.services.embedding import memory_backfill_embeddings, memory_embed_pending
+from apps.memory.services.long_term import (
+    MemoryDraft,
+    memory_create_many,
+    memory_forget,
+    memory_forget_any,
+    memory_remember,
+    memory_supersede,
+)
+from apps.memory.services.sessions import (
+    SessionTurnDraft,
+    session_append,
+    session_append_many,
+    session_prune_expired,
+)
+
+__all__ = [
+    "MemoryDraft",
+    "SessionTurnDraft",
+    "memory_backfill_embeddings",
+    "memory_create_many",
+    "memory_embed_pending",
+    "memory_forget",
+    "memory_forget_any",
+    "memory_remember",
+    "memory_supersede",
+    "session_append",
+    "session_append_many",
+    "session_prune_expired",
+]

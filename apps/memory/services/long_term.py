@@ -1,0 +1,190 @@
+"""The long-term tier: remember, supersede, forget. Quota-checked, embedded after commit."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.db.routers import PRIMARY
+from apps.core.exceptions import ValidationFailed
+from apps.memory.exceptions import (
+    AlreadySuperseded,
+    InvalidProjectId,
+    MemoryErrorCode,
+    MemoryNotFound,
+    QuotaExceeded,
+)
+from apps.memory.models import Memory, MemorySource
+from apps.memory.services.scope_lock import lock_memory_scope
+from apps.memory.tasks import embed_memories_task
+from apps.projects.selectors import project_exists
+from apps.providers.embeddings import embedding_content_hash
+from apps.tenancy.models import Tenant
+
+
+@dataclass(frozen=True)
+class MemoryDraft:
+    """A long-term memory to write, before it has an id."""
+
+    text: str
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    project_id: uuid.UUID | None = None
+    confidence: float = 1.0
+    source: str = MemorySource.EXPLICIT
+    source_session_id: str = ""
+
+
+def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
+    """Everything that can be checked before a transaction opens (no side effects)."""
+    if len(drafts) > settings.MEMORY_BATCH_MAX_ITEMS:
+        raise ValidationFailed(
+            f"At most {settings.MEMORY_BATCH_MAX_ITEMS} memories per call.",
+            code=MemoryErrorCode.BATCH_TOO_LARGE,
+        )
+    for index, draft in enumerate(drafts):
+        if not draft.text.strip():
+            raise ValidationFailed("text must not be blank.", details={"index": index})
+        if len(draft.text) > settings.MEMORY_TEXT_MAX_CHARS:
+            raise ValidationFailed(
+                f"text is longer than {settings.MEMORY_TEXT_MAX_CHARS} characters.",
+                code=MemoryErrorCode.TEXT_TOO_LONG,
+                details={"index": index, "max_chars": settings.MEMORY_TEXT_MAX_CHARS},
+            )
+        if not 0.0 <= draft.confidence <= 1.0:
+            raise ValidationFailed("confidence must be within [0, 1].", details={"index": index})
+    for project_id in {d.project_id for d in drafts if d.project_id is not None}:
+        if not project_exists(tenant=tenant, project_id=project_id):
+            raise InvalidProjectId(
+                "project_id is not a project of this tenant.",
+                details={"project_id": str(project_id)},
+            )
+
+
+def _enforce_quota(*, tenant: Tenant, subject_id: str, adding: int) -> None:
+    """Raise unless ``adding`` more live rows fit. Call with the scope lock held."""
+    quota = settings.MEMORY_QUOTA_LIVE_ROWS
+    live = Memory.objects.filter(
+        tenant=tenant, subject_id=subject_id, superseded_by__isnull=True
+    ).count()
+    if live + adding > quota:
+        raise QuotaExceeded(
+            f"This subject holds {live} of {quota} live memories; {adding} more do not fit.",
+            details={"quota": quota, "live": live, "requested": adding},
+        )
+
+
+def _build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
+    return Memory(
+        tenant=tenant,
+        subject_id=subject_id,
+        text=draft.text,
+        embedding_content_hash=embedding_content_hash(draft.text),
+        confidence=draft.confidence,
+        source=draft.source,
+        source_session_id=draft.source_session_id,
+        tags=list(draft.tags),
+        metadata=dict(draft.metadata),
+        project_id=draft.project_id,
+    )
+
+
+def _enqueue_embedding(memories: Sequence[Memory]) -> None:
+    ids = [str(memory.pk) for memory in memories]
+    batch = settings.EMBEDDING_BATCH_SIZE
+    for start in range(0, len(ids), batch):
+        chunk = ids[start : start + batch]
+        transaction.on_commit(lambda chunk=chunk: embed_memories_task.delay(chunk), using=PRIMARY)
+
+
+def memory_create_many(
+    *, tenant: Tenant, subject_id: str, drafts: Sequence[MemoryDraft]
+) -> list[Memory]:
+    """Write memories all-or-nothing: validation and quota cover the whole batch."""
+    _validate_drafts(tenant=tenant, drafts=drafts)
+    if not drafts:
+        return []
+    with transaction.atomic(using=PRIMARY):
+        lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        _enforce_quota(tenant=tenant, subject_id=subject_id, adding=len(drafts))
+        memories = Memory.objects.bulk_create(
+            [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
+        )
+        _enqueue_embedding(memories)
+    return memories
+
+
+def memory_remember(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
+    return memory_create_many(tenant=tenant, subject_id=subject_id, drafts=[draft])[0]
+
+
+def memory_supersede(
+    *, tenant: Tenant, subject_id: str, memory_id: uuid.UUID, draft: MemoryDraft
+) -> Memory:
+    """Write ``draft`` as the new live version of ``memory_id``; the old row is kept, hidden."""
+    _validate_drafts(tenant=tenant, drafts=[draft])
+    with transaction.atomic(using=PRIMARY):
+        lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        old = (
+            Memory.objects.select_for_update()
+            .filter(tenant=tenant, subject_id=subject_id, pk=memory_id)
+            .first()
+        )
+        if old is None:
+            raise MemoryNotFound("Memory not found.")
+        if old.superseded_by_id is not None:
+            raise AlreadySuperseded(
+                "This memory was already superseded; supersede its live version.",
+                details={"superseded_by": str(old.superseded_by_id)},
+            )
+        # Replacing a live row leaves the live count unchanged, so a full subject can still
+        # correct itself.
+        new = _build(tenant=tenant, subject_id=subject_id, draft=draft)
+        new.save()
+        Memory.objects.filter(pk=old.pk).update(superseded_by=new, superseded_at=timezone.now())
+        _enqueue_embedding([new])
+    return new
+
+
+def _delete_with_history(*, tenant: Tenant, root: Memory) -> int:
+    """Delete ``root`` and every older version it superseded (forget means the whole fact)."""
+    doomed = [root.pk]
+    frontier = [root.pk]
+    while frontier:
+        frontier = list(
+            Memory.objects.filter(tenant=tenant, superseded_by__in=frontier).values_list(
+                "pk", flat=True
+            )
+        )
+        doomed.extend(frontier)
+    deleted, _ = Memory.objects.filter(tenant=tenant, pk__in=doomed).delete()
+    return deleted
+
+
+def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> int:
+    """Delete the caller's own memory (and its superseded history). Foreign = missing = 404."""
+    with transaction.atomic(using=PRIMARY):
+        memory = (
+            Memory.objects.select_for_update()
+            .filter(tenant=tenant, subject_id=subject_id, pk=memory_id)
+            .first()
+        )
+        if memory is None:
+            raise MemoryNotFound("Memory not found.")
+        return _delete_with_history(tenant=tenant, root=memory)
+
+
+def memory_forget_any(*, tenant: Tenant, memory_id: uuid.UUID) -> int:
+    """Operator oversight: delete any subject's memory in ``tenant``."""
+    with transaction.atomic(using=PRIMARY):
+        memory = Memory.objects.select_for_update().filter(tenant=tenant, pk=memory_id).first()
+        if memory is None:
+            raise MemoryNotFound("Memory not found.")
+        return _delete_with_history(tenant=tenant, root=memory)
+

@@ -1,0 +1,17 @@
+from django.db import connections
+
+from apps.core.db.routers import PRIMARY
+from apps.tenancy.models import Tenant
+
+
+def lock_memory_scope(*, tenant: Tenant, subject_id: str) -> None:
+    """Serialise writers of one (tenant, subject) until the current transaction ends.
+
+    The quota check counts live rows and then inserts; holding this transaction-scoped
+    advisory lock across both makes the cap race-free without locking any table rows.
+    """
+    with connections[PRIMARY].cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"memory-scope:{tenant.pk}:{subject_id}"],
+        )

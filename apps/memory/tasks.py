@@ -1,0 +1,41 @@
+"""Thin Celery wrappers (STYLE rule 11): load ids, call one service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+
+MAX_EMBEDDING_RETRIES = 10
+
+
+@shared_task(
+    name="memory.embed_memories",
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    max_retries=MAX_EMBEDDING_RETRIES,
+)
+def embed_memories_task(self: Any, memory_ids: list[str]) -> None:
+    from apps.memory.services import memory_embed_pending
+
+    run = memory_embed_pending(memory_ids=memory_ids)
+    if run.unavailable and self.request.retries < MAX_EMBEDDING_RETRIES:
+        # Snooze: the provider is down. Rows stay pending; the beat backfill is the safety net
+        # if every retry is spent.
+        raise self.retry(countdown=settings.EMBEDDING_RETRY_COUNTDOWN_SECONDS)
+
+
+@shared_task(name="memory.backfill_embeddings", ignore_result=True, acks_late=True)
+def backfill_embeddings_task() -> None:
+    from apps.memory.services import memory_backfill_embeddings
+
+    memory_backfill_embeddings()
+
+
+@shared_task(name="memory.prune_expired_sessions", ignore_result=True, acks_late=True)
+def prune_expired_sessions_task() -> None:
+    from apps.memory.services import session_prune_expired
+
+    session_prune_expired()

@@ -1,0 +1,110 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.core.exceptions import ValidationFailed
+from apps.memory.models import SessionMemory
+from apps.memory.selectors import session_history
+from apps.memory.services import (
+    SessionTurnDraft,
+    session_append,
+    session_append_many,
+    session_prune_expired,
+)
+
+
+def _turn(content, session="s1", **kwargs):
+    kwargs.setdefault("ttl_seconds", 3600)
+    return SessionTurnDraft(session_id=session, content=content, **kwargs)
+
+
+def test_turns_read_back_in_append_order_even_within_one_batch(tenant):
+    session_append_many(
+        tenant=tenant, subject_id="a", drafts=[_turn(f"t{i}") for i in range(50)]
+    )
+    session_append(tenant=tenant, subject_id="a", draft=_turn("last", role="assistant"))
+
+    page = session_history(tenant=tenant, subject_id="a", session_id="s1", limit=100)
+
+    assert [turn.content for turn in page.results] == [f"t{i}" for i in range(50)] + ["last"]
+    assert page.total_count == 51
+
+
+def test_same_microsecond_appends_have_a_total_order(tenant):
+    rows = session_append_many(
+        tenant=tenant, subject_id="a", drafts=[_turn("x"), _turn("y"), _turn("z")]
+    )
+
+    seqs = [row.seq for row in rows]
+    assert seqs == sorted(seqs)
+    assert len(set(seqs)) == 3
+
+
+def test_history_is_scoped_to_the_callers_subject_and_session(tenant, other_tenant):
+    session_append(tenant=tenant, subject_id="a", draft=_turn("mine"))
+    session_append(tenant=tenant, subject_id="b", draft=_turn("other subject"))
+    session_append(tenant=other_tenant, subject_id="a", draft=_turn("other tenant"))
+    session_append(tenant=tenant, subject_id="a", draft=_turn("other session", session="s2"))
+
+    page = session_history(tenant=tenant, subject_id="a", session_id="s1")
+
+    assert [turn.content for turn in page.results] == ["mine"]
+
+
+def test_expiry_is_required(tenant):
+    with pytest.raises(ValidationFailed) as excinfo:
+        session_append(
+            tenant=tenant, subject_id="a", draft=SessionTurnDraft(session_id="s", content="x")
+        )
+
+    assert excinfo.value.code == "expires_at_required"
+    assert SessionMemory.objects.count() == 0
+
+
+def test_content_over_100_kb_is_refused(tenant):
+    with pytest.raises(ValidationFailed) as excinfo:
+        session_append(tenant=tenant, subject_id="a", draft=_turn("é" * 51_201))
+
+    assert excinfo.value.code == "content_too_large"
+    assert SessionMemory.objects.count() == 0
+
+
+def test_content_of_exactly_100_kb_is_accepted(tenant):
+    session_append(tenant=tenant, subject_id="a", draft=_turn("x" * 102_400))
+
+    assert SessionMemory.objects.count() == 1
+
+
+def test_expires_at_in_the_past_is_refused(tenant):
+    past = timezone.now() - timedelta(seconds=1)
+
+    with pytest.raises(ValidationFailed) as excinfo:
+        session_append(
+            tenant=tenant,
+            subject_id="a",
+            draft=SessionTurnDraft(session_id="s", content="x", expires_at=past),
+        )
+
+    assert excinfo.value.code == "invalid_expires_at"
+
+
+def test_prune_deletes_only_expired_turns(tenant):
+    session_append(tenant=tenant, subject_id="a", draft=_turn("short", ttl_seconds=60))
+    session_append(tenant=tenant, subject_id="a", draft=_turn("long", ttl_seconds=7200))
+
+    deleted = session_prune_expired(now=timezone.now() + timedelta(seconds=120))
+
+    assert deleted == 1
+    assert list(SessionMemory.objects.values_list("content", flat=True)) == ["long"]
+
+
+def test_expired_turns_are_not_read_before_the_prune_runs(tenant):
+    row = session_append(tenant=tenant, subject_id="a", draft=_turn("stale", ttl_seconds=60))
+    SessionMemory.objects.filter(pk=row.pk).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+
+    page = session_history(tenant=tenant, subject_id="a", session_id="s1")
+
+    assert page.results == []
