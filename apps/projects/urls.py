@@ -1,3 +1,11 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list[object] = []
+from apps.projects.apis import ProjectDetailApi, ProjectListApi, ProjectResolveApi
+
+# A malformed id never reaches the view: the uuid converter makes it an unknown URL, which
+# the project-wide handler404 renders as the same 404 not_found a missing id gets.
+urlpatterns = [
+    path("", ProjectListApi.as_view(), name="project-list"),
+    path("resolve", ProjectResolveApi.as_view(), name="project-resolve"),
+    path("<uuid:project_id>", ProjectDetailApi.as_view(), name="project-detail"),
+]
