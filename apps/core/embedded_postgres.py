@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import re
 import subprocess
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ SERVER_SETTINGS = {
     "jit": "off",
 }
 SETTINGS_MARKER = "engram-settings-v1"
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,14 @@ def _start_lock(pgdata: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def pg_ctl(args: list[str], *, pgdata: Path, user: str | None) -> str:
+    """pgserver generates its command wrappers at import time, so they are looked up by name."""
+    from pgserver import _commands
+
+    command: Callable[..., str] = vars(_commands)["pg_ctl"]
+    return command(args, pgdata=pgdata, user=user)
 
 
 def _psql(server: EmbeddedServer, sql: str, database: str = "postgres") -> str:
@@ -89,25 +99,32 @@ def ensure_embedded_postgres(pgdata: Path, *, database: str) -> EmbeddedServer:
     """Make sure the cluster at ``pgdata`` runs and ``database`` exists; return how to reach it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import pgserver
+        from pgserver.postgres_server import get_server
 
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     with _start_lock(pgdata):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            handle = pgserver.get_server(pgdata, cleanup_mode=None)
+            handle = get_server(pgdata, cleanup_mode=None)
         info = handle.get_postmaster_info()
         server = EmbeddedServer(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
         marker = pgdata / SETTINGS_MARKER
         if not marker.exists():
             for name, value in SERVER_SETTINGS.items():
                 _psql(server, f"ALTER SYSTEM SET {name} = '{value}'")
-            pgserver.pg_ctl(["-w", "restart"], pgdata=pgdata, user=handle.system_user)
-            info = type(info).read_from_pgdata(pgdata)
-            assert info is not None  # noqa: S101 - pg_ctl -w returned, so the pid file exists
-            server = EmbeddedServer(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
+            pg_ctl(["-w", "restart"], pgdata=pgdata, user=handle.system_user)
+            restarted = type(info).read_from_pgdata(pgdata)
+            assert restarted is not None  # noqa: S101 - pg_ctl -w returned, so the pid file exists
+            server = EmbeddedServer(
+                socket_dir=str(restarted.socket_dir), port=int(restarted.port or 5432)
+            )
             marker.write_text("applied\n")
-        exists = _psql(server, f"SELECT 1 FROM pg_database WHERE datname = '{database}'")
+        if not _IDENTIFIER.fullmatch(database):
+            raise ValueError(
+                f"embedded database name {database!r} must match {_IDENTIFIER.pattern}"
+            )
+        # Safe to interpolate: the name was just checked against a strict identifier pattern.
+        exists = _psql(server, f"SELECT 1 FROM pg_database WHERE datname = '{database}'")  # noqa: S608
         if exists != "1":
             _psql(server, f'CREATE DATABASE "{database}"')
     return server
@@ -117,14 +134,13 @@ def stop_embedded_postgres(pgdata: Path) -> bool:
     """Stop the cluster at ``pgdata`` if it runs. Returns whether a server was stopped."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import pgserver
         from pgserver.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(pgdata)
     if info is None or not info.is_running():
         return False
     user = "pgserver" if _running_as_root() else None
-    pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
     return True
 
 

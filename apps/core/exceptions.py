@@ -26,7 +26,7 @@ class CoreErrorCode(StrEnum):
 class ApplicationError(Exception):
     """A domain error with a stable code; the exception handler renders it."""
 
-    http_status = 400
+    http_status: int = 400
     default_code: str = CoreErrorCode.BAD_REQUEST
 
     def __init__(
@@ -49,14 +49,14 @@ class ApplicationError(Exception):
 
 class ValidationFailed(ApplicationError):
     http_status = 422
-    default_code = CoreErrorCode.VALIDATION_ERROR
+    default_code: str = CoreErrorCode.VALIDATION_ERROR
 
 
 class NotFound(ApplicationError):
     """Missing and belongs-to-someone-else are the same error (STYLE rule 4)."""
 
     http_status = 404
-    default_code = CoreErrorCode.NOT_FOUND
+    default_code: str = CoreErrorCode.NOT_FOUND
 
     def __init__(self, message: str = "Not found.", **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
@@ -64,22 +64,22 @@ class NotFound(ApplicationError):
 
 class PermissionDenied(ApplicationError):
     http_status = 403
-    default_code = CoreErrorCode.PERMISSION_DENIED
+    default_code: str = CoreErrorCode.PERMISSION_DENIED
 
 
 class Conflict(ApplicationError):
     http_status = 409
-    default_code = CoreErrorCode.CONFLICT
+    default_code: str = CoreErrorCode.CONFLICT
 
 
 class Locked(ApplicationError):
     http_status = 423
-    default_code = "locked"
+    default_code: str = "locked"
 
 
 class RateLimited(ApplicationError):
     http_status = 429
-    default_code = CoreErrorCode.RATE_LIMITED
+    default_code: str = CoreErrorCode.RATE_LIMITED
 
     def __init__(self, message: str, *, retry_after_seconds: int, **kwargs: Any) -> None:
         headers = {"Retry-After": str(max(1, retry_after_seconds))}
@@ -89,4 +89,4 @@ class RateLimited(ApplicationError):
 
 class ServiceUnavailable(ApplicationError):
     http_status = 503
-    default_code = CoreErrorCode.SERVICE_UNAVAILABLE
+    default_code: str = CoreErrorCode.SERVICE_UNAVAILABLE

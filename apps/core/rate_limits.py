@@ -13,7 +13,9 @@ from django.core.cache import cache
 from apps.core.exceptions import RateLimited
 
 
-def enforce_rate_limit(*, bucket: str, limit: int, window_seconds: int, now: float | None = None) -> int:
+def enforce_rate_limit(
+    *, bucket: str, limit: int, window_seconds: int, now: float | None = None
+) -> int:
     """Count one hit against ``bucket``; raise :class:`RateLimited` past ``limit`` per window.
 
     Returns the number of hits in the current window, including this one.

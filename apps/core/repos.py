@@ -37,7 +37,9 @@ def _conjunctive_equalities(node: WhereNode, base_alias: str) -> dict[str, list[
         elif isinstance(child, Exact) and isinstance(child.lhs, Col):
             if child.lhs.alias != base_alias or hasattr(child.rhs, "resolve_expression"):
                 continue
-            found.setdefault(child.lhs.target.column, []).append(child.rhs)
+            target_column = child.lhs.target.column
+            if target_column is not None:
+                found.setdefault(target_column, []).append(child.rhs)
     return found
 
 

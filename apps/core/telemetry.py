@@ -25,7 +25,9 @@ DURATIONS = Histogram(
 )
 
 
-def emit(event: str, measurements: dict[str, float] | None = None, metadata: dict[str, Any] | None = None) -> None:
+def emit(
+    event: str, measurements: dict[str, float] | None = None, metadata: dict[str, Any] | None = None
+) -> None:
     measurements = measurements or {}
     metadata = metadata or {}
     EVENTS.labels(event=event).inc()

@@ -10,6 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from typing_extensions import override
 
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.core.rate_limits import enforce_rate_limit
@@ -17,7 +18,6 @@ from apps.memory.models import (
     SESSION_ID_MAX_LENGTH,
     Memory,
     MemorySource,
-    SessionMemory,
     SessionRole,
 )
 from apps.memory.selectors import (
@@ -53,14 +53,15 @@ def _enforce_write_rate(scope: RequestScope) -> None:
 # ----------------------------------------------------------------------------- output
 
 
-class MemoryOutputSerializer(serializers.Serializer[Memory]):
+class MemoryOutputSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     subject_id = serializers.CharField()
     text = serializers.CharField()
     tags = serializers.ListField(child=serializers.CharField())
     metadata = serializers.DictField()
     project_id = serializers.UUIDField(allow_null=True)
-    source = serializers.CharField()
+    # A field named `source` shadows Field.source for the type checker only.
+    source = serializers.CharField()  # type: ignore[assignment]
     source_session_id = serializers.CharField()
     confidence = serializers.FloatField()
     superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
@@ -76,7 +77,7 @@ class MemoryOutputSerializer(serializers.Serializer[Memory]):
         return "ready" if memory.embedded_at is not None else "pending"
 
 
-class SessionTurnOutputSerializer(serializers.Serializer[SessionMemory]):
+class SessionTurnOutputSerializer(serializers.Serializer[Any]):
     seq = serializers.IntegerField()
     session_id = serializers.CharField()
     role = serializers.CharField()
@@ -93,17 +94,17 @@ class ListMetaSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class MemoryListOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data = MemoryOutputSerializer(many=True)
+    data: Any = MemoryOutputSerializer(many=True)
     meta = ListMetaSerializer()
 
 
 class MemoryWriteOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data = serializers.DictField(help_text="The memory (long_term) or the turn (session).")
+    data: Any = serializers.DictField(help_text="The memory (long_term) or the turn (session).")
     meta = serializers.DictField()
 
 
 class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data = SessionTurnOutputSerializer(many=True)
+    data: Any = SessionTurnOutputSerializer(many=True)
     meta = ListMetaSerializer()
 
 
@@ -130,6 +131,7 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     expires_at = serializers.DateTimeField(required=False)
     ttl_seconds = serializers.IntegerField(required=False, min_value=1)
 
+    @override
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["tier"] == "long_term":
             text = attrs.get("text", "")
@@ -172,7 +174,9 @@ class MemoryBatchInputSerializer(serializers.Serializer[dict[str, Any]]):
 
 class MemoryListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     project_id = serializers.UUIDField(required=False)
-    source = serializers.ChoiceField(choices=MemorySource.values, required=False)
+    source = serializers.ChoiceField(  # type: ignore[assignment] # shadows Field.source
+        choices=MemorySource.values, required=False
+    )
     include_superseded = serializers.BooleanField(required=False, default=False)
     all_subjects = serializers.BooleanField(required=False, default=False)
     limit = serializers.IntegerField(
@@ -214,11 +218,11 @@ def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[
     rendered: list[dict[str, Any]] = []
     for item in items:
         if item["tier"] == "long_term":
-            rendered.append(
-                {"tier": "long_term", **MemoryOutputSerializer(next(memory_iter)).data}
-            )
+            rendered.append({"tier": "long_term", **MemoryOutputSerializer(next(memory_iter)).data})
         else:
-            rendered.append({"tier": "session", **SessionTurnOutputSerializer(next(turn_iter)).data})
+            rendered.append(
+                {"tier": "session", **SessionTurnOutputSerializer(next(turn_iter)).data}
+            )
     return rendered
 
 
@@ -280,7 +284,7 @@ class MemoryListApi(TenantApi):
 
 
 class MemoryBatchOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data = serializers.ListField(child=serializers.DictField())
+    data: Any = serializers.ListField(child=serializers.DictField())
     meta = serializers.DictField()
 
 
@@ -353,7 +357,7 @@ class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data = RecallHitOutputSerializer(many=True)
+    data: Any = RecallHitOutputSerializer(many=True)
     meta = MemoryRecallMetaSerializer()
 
 

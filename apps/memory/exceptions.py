@@ -22,12 +22,12 @@ class MemoryNotFound(NotFound):
 
 
 class QuotaExceeded(Conflict):
-    default_code = MemoryErrorCode.QUOTA_EXCEEDED
+    default_code: str = MemoryErrorCode.QUOTA_EXCEEDED
 
 
 class InvalidProjectId(ValidationFailed):
-    default_code = MemoryErrorCode.INVALID_PROJECT_ID
+    default_code: str = MemoryErrorCode.INVALID_PROJECT_ID
 
 
 class AlreadySuperseded(Conflict):
-    default_code = MemoryErrorCode.ALREADY_SUPERSEDED
+    default_code: str = MemoryErrorCode.ALREADY_SUPERSEDED

@@ -135,4 +135,3 @@ class SessionPromotion(TenantScopedModel):
                 fields=["tenant", "subject_id", "session_id"], name="session_promotion_uniq"
             ),
         ]
-

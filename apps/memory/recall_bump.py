@@ -36,9 +36,11 @@ def bump_recall_counts(*, memory_ids: Sequence[uuid.UUID]) -> int:
 
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.MEMORY_RECALL_BUMP_COOLDOWN_SECONDS)
-    return Memory.objects.filter(pk__in=list(memory_ids)).filter(
-        Q(last_recalled_at__isnull=True) | Q(last_recalled_at__lt=cutoff)
-    ).update(recall_count=F("recall_count") + 1, last_recalled_at=now)
+    return (
+        Memory.objects.filter(pk__in=list(memory_ids))
+        .filter(Q(last_recalled_at__isnull=True) | Q(last_recalled_at__lt=cutoff))
+        .update(recall_count=F("recall_count") + 1, last_recalled_at=now)
+    )
 
 
 def _run(memory_ids: list[uuid.UUID]) -> int:

@@ -12,6 +12,10 @@ urlpatterns = [
     path("memory", MemoryListApi.as_view(), name="memory-list"),
     path("memory/batch", MemoryBatchApi.as_view(), name="memory-batch"),
     path("memory/recall", MemoryRecallApi.as_view(), name="memory-recall"),
-    path("memory/sessions/<str:session_id>", SessionHistoryApi.as_view(), name="memory-session-history"),
+    path(
+        "memory/sessions/<str:session_id>",
+        SessionHistoryApi.as_view(),
+        name="memory-session-history",
+    ),
     path("memory/<uuid:memory_id>", MemoryDetailApi.as_view(), name="memory-detail"),
 ]

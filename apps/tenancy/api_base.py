@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from rest_framework.request import Request
 from rest_framework.views import APIView
+from typing_extensions import override
 
 from apps.core.exceptions import PermissionDenied
 from apps.tenancy.exceptions import ImpersonationTenantRequired, TenantHalted
@@ -37,12 +38,14 @@ class TenantApi(APIView):
     _sealed = ("initial", "resolve_scope")
     scope: RequestScope
 
+    @override
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for name in cls._sealed:
             if name in cls.__dict__:
                 raise TypeError(f"{cls.__name__} may not override TenantApi.{name}")
 
+    @override
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.scope = self.resolve_scope(request)
@@ -60,17 +63,22 @@ class TenantApi(APIView):
                 )
             tenant = tenant_get_by_slug_or_id(identifier=identifier)
             return RequestScope(
-                tenant=tenant, api_key=api_key, subject_id=subject_id_for(api_key), impersonating=True
+                tenant=tenant,
+                api_key=api_key,
+                subject_id=subject_id_for(api_key),
+                impersonating=True,
             )
-        tenant = api_key.tenant
-        assert tenant is not None  # noqa: S101 - guaranteed by api_key_tenant_matches_role
+        own_tenant = api_key.tenant
+        assert own_tenant is not None  # noqa: S101 - guaranteed by api_key_tenant_matches_role
         if (
             api_key.role == ApiKeyRole.AGENT
-            and tenant.is_halted
+            and own_tenant.is_halted
             and request.method in self.halted_methods
         ):
             raise TenantHalted(
                 "This tenant is under a custody halt; agent writes are refused.",
-                details={"halted_at": tenant.halted_at.isoformat() if tenant.halted_at else None},
+                details={
+                    "halted_at": own_tenant.halted_at.isoformat() if own_tenant.halted_at else None
+                },
             )
-        return RequestScope(tenant=tenant, api_key=api_key, subject_id=subject_id_for(api_key))
+        return RequestScope(tenant=own_tenant, api_key=api_key, subject_id=subject_id_for(api_key))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -20,7 +22,7 @@ class WhoamiDataSerializer(serializers.Serializer[dict[str, object]]):
 
 
 class WhoamiOutputSerializer(serializers.Serializer[dict[str, object]]):
-    data = WhoamiDataSerializer()
+    data: Any = WhoamiDataSerializer()
     meta = serializers.DictField()
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
+from typing_extensions import override
 
 from apps.tenancy.models import ApiKey
 from apps.tenancy.selectors import api_key_authenticate
@@ -27,6 +28,7 @@ class KeyPrincipal:
 
 
 class ApiKeyAuthentication(BaseAuthentication):
+    @override
     def authenticate(self, request: Request) -> tuple[KeyPrincipal, ApiKey] | None:
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
@@ -41,5 +43,6 @@ class ApiKeyAuthentication(BaseAuthentication):
         api_key_touch(api_key=api_key)
         return KeyPrincipal(api_key=api_key), api_key
 
+    @override
     def authenticate_header(self, request: Request) -> str:
         return "Bearer"

@@ -12,15 +12,15 @@ class TenancyErrorCode(StrEnum):
 
 
 class SubjectUnresolvable(ValidationFailed):
-    default_code = TenancyErrorCode.SUBJECT_ID_UNRESOLVABLE
+    default_code: str = TenancyErrorCode.SUBJECT_ID_UNRESOLVABLE
 
 
 class ImpersonationTenantRequired(ValidationFailed):
-    default_code = TenancyErrorCode.IMPERSONATION_TENANT_REQUIRED
+    default_code: str = TenancyErrorCode.IMPERSONATION_TENANT_REQUIRED
 
 
 class TenantHalted(Locked):
-    default_code = TenancyErrorCode.TENANT_HALTED
+    default_code: str = TenancyErrorCode.TENANT_HALTED
 
 
 class TenantNotFound(NotFound):
@@ -28,9 +28,9 @@ class TenantNotFound(NotFound):
 
 
 class InvalidProviderConfig(ValidationFailed):
-    default_code = TenancyErrorCode.INVALID_PROVIDER_CONFIG
+    default_code: str = TenancyErrorCode.INVALID_PROVIDER_CONFIG
 
 
 class TenantExists(ApplicationError):
     http_status = 409
-    default_code = TenancyErrorCode.TENANT_EXISTS
+    default_code: str = TenancyErrorCode.TENANT_EXISTS

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Self, TypeVar
 
 from django.db import models
 from django.db.models import Q
+from typing_extensions import override
 
 from apps.core.models import BaseModel
 
@@ -32,6 +33,7 @@ class Tenant(BaseModel):
     class Meta:
         ordering = ["slug"]
 
+    @override
     def __str__(self) -> str:
         return self.slug
 
@@ -40,9 +42,15 @@ class Tenant(BaseModel):
         return self.halted_at is not None
 
 
-class TenantScopedQuerySet(models.QuerySet["Any"]):
-    def for_tenant(self, tenant: Tenant) -> TenantScopedQuerySet:
+_Scoped = TypeVar("_Scoped", bound="TenantScopedModel")
+
+
+class TenantScopedQuerySet(models.QuerySet[_Scoped]):
+    def for_tenant(self, tenant: Tenant) -> Self:
         return self.filter(tenant=tenant)
+
+
+TenantScopedManager = models.Manager.from_queryset(TenantScopedQuerySet)
 
 
 class TenantScopedModel(BaseModel):
@@ -50,7 +58,7 @@ class TenantScopedModel(BaseModel):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=True)
 
-    objects = TenantScopedQuerySet.as_manager()
+    objects = TenantScopedManager()
 
     class Meta:
         abstract = True
@@ -92,6 +100,7 @@ class ApiKey(BaseModel):
             ),
         ]
 
+    @override
     def __str__(self) -> str:
         return f"{self.prefix} ({self.role})"
 

@@ -137,7 +137,5 @@ def tenant_configure_llm_provider(
     tenant.llm_provider = provider
     tenant.llm_config = {k: v for k, v in config.items() if k != "api_key"}
     tenant.llm_api_key_encrypted = encrypt_secret(api_key)
-    tenant.save(
-        update_fields=["llm_provider", "llm_config", "llm_api_key_encrypted", "updated_at"]
-    )
+    tenant.save(update_fields=["llm_provider", "llm_config", "llm_api_key_encrypted", "updated_at"])
     return tenant

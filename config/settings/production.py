@@ -1,5 +1,6 @@
 """Production only tightens security and demands the secrets (STYLE rule 13)."""
 
+from config.env import env
 from config.settings.base import *
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY")

@@ -7,7 +7,7 @@ from config.env import BASE_DIR
 # Tests never share state with `make run`: their own data dir unless one is given.
 os.environ.setdefault("ENGRAM_DATA_DIR", str(BASE_DIR / ".data" / "test"))
 
-from config.settings.base import *  # noqa: E402
+from config.settings.base import *
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -18,7 +18,7 @@ ENGRAM_ROUTER_STRICT = True
 # Tests that enqueue work do not need a broker on disk; the one test that runs a real worker
 # points it (and its producer) at Redis or the filesystem broker explicitly.
 CELERY_BROKER_URL = "memory://"
-CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, str] = {}
+CELERY_BROKER_TRANSPORT_OPTIONS = {}
 
 # Plumbing tests embed with the deterministic double; tests about real semantics switch to
 # the local model explicitly.

@@ -21,8 +21,10 @@ def test_accepts_conjunctive_tenant_and_subject_equality():
 
 
 def test_accepts_scope_beside_an_ored_residual():
-    queryset = _base().filter(tenant_id=TENANT, subject_id="a").filter(
-        Q(project__isnull=True) | Q(project_id=TENANT)
+    queryset = (
+        _base()
+        .filter(tenant_id=TENANT, subject_id="a")
+        .filter(Q(project__isnull=True) | Q(project_id=TENANT))
     )
 
     require_scope(queryset, tenant_id=TENANT, subject_id="a")

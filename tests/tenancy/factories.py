@@ -1,13 +1,15 @@
 from __future__ import annotations
 
-import factory
+from factory.declarations import Sequence
+from factory.django import DjangoModelFactory
+from factory.faker import Faker
 
 from apps.tenancy.models import Tenant
 
 
-class TenantFactory(factory.django.DjangoModelFactory[Tenant]):
+class TenantFactory(DjangoModelFactory[Tenant]):
     class Meta:
         model = Tenant
 
-    slug = factory.Sequence(lambda n: f"tenant-{n}")
-    name = factory.Faker("company")
+    slug = Sequence(lambda n: f"tenant-{n}")
+    name = Faker("company")

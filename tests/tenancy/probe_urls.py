@@ -10,7 +10,7 @@ from apps.tenancy.api_base import TenantApi
 from apps.tenancy.models import ApiKeyRole
 
 
-class ProbeInputSerializer(serializers.Serializer):
+class ProbeInputSerializer(serializers.Serializer[dict[str, object]]):
     query = serializers.CharField()
     limit = serializers.IntegerField(min_value=1, max_value=10, required=False)
 

@@ -1,6 +1,7 @@
 import pytest
 from rest_framework.request import Request
 from rest_framework.response import Response
+from typing_extensions import override
 
 from apps.tenancy.api_base import TenantApi
 from apps.tenancy.models import ApiKeyRole
@@ -10,9 +11,10 @@ pytestmark = pytest.mark.urls("tests.tenancy.probe_urls")
 
 
 def test_subclass_may_not_override_scope_resolution():
-    with pytest.raises(TypeError, match="may not override TenantApi.resolve_scope"):
+    with pytest.raises(TypeError, match=r"may not override TenantApi\.resolve_scope"):
 
         class Sneaky(TenantApi):
+            @override
             def resolve_scope(self, request: Request) -> Response:  # type: ignore[override]
                 raise AssertionError
 

@@ -118,8 +118,9 @@ def engram_exception_handler(exc: Exception, context: dict[str, Any]) -> Respons
     if isinstance(exc, drf_exceptions.APIException):
         code = _DRF_CODES.get(type(exc), str(exc.default_code))
         headers: dict[str, str] = {}
-        if isinstance(exc, drf_exceptions.Throttled) and exc.wait is not None:
-            headers["Retry-After"] = str(int(exc.wait))
+        wait = getattr(exc, "wait", None)
+        if isinstance(exc, drf_exceptions.Throttled) and wait is not None:
+            headers["Retry-After"] = str(int(wait))
         if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
             headers["WWW-Authenticate"] = "Bearer"
         return Response(

@@ -1,5 +1,7 @@
 """Envelope serializers shared by every API, for the OpenAPI schema."""
 
+from typing import Any
+
 from rest_framework import serializers
 
 
@@ -18,7 +20,8 @@ class HealthDataSerializer(serializers.Serializer[dict[str, object]]):
 
 
 class HealthOutputSerializer(serializers.Serializer[dict[str, object]]):
-    data = HealthDataSerializer()
+    # `data: Any`: a field named `data` shadows Serializer.data for the type checker.
+    data: Any = HealthDataSerializer()
     meta = serializers.DictField()
 
 

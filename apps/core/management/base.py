@@ -6,11 +6,13 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from typing_extensions import override
 
 from apps.core.exceptions import ApplicationError
 
 
 class EngramCommand(BaseCommand):
+    @override
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="Print one JSON document.")
         self.add_command_arguments(parser)
@@ -18,6 +20,7 @@ class EngramCommand(BaseCommand):
     def add_command_arguments(self, parser: CommandParser) -> None:
         """Subclasses add their own arguments here."""
 
+    @override
     def execute(self, *args: Any, **options: Any) -> str | None:
         try:
             return super().execute(*args, **options)

@@ -4,7 +4,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from apps.memory.exceptions import MemoryNotFound
@@ -12,7 +12,7 @@ from apps.memory.models import Memory, SessionMemory
 from apps.memory.selectors.scoping import project_partition
 from apps.tenancy.models import Tenant
 
-T = TypeVar("T")
+T = TypeVar("T", bound=Model)
 
 # Listing never needs the vector; loading it would parse 384 floats per row for nothing.
 LIST_DEFERRED_FIELDS = ("embedding",)
@@ -72,9 +72,11 @@ def memory_list(
     Without ``project_id`` every partition is listed (a review of everything the subject
     holds); with it, global ∪ that project, as recall reads.
     """
-    queryset = Memory.objects.filter(tenant=tenant, subject_id=subject_id)
     queryset = _filtered(
-        queryset, project_id=project_id, source=source, include_superseded=include_superseded
+        Memory.objects.filter(tenant=tenant, subject_id=subject_id),
+        project_id=project_id,
+        source=source,
+        include_superseded=include_superseded,
     )
     return _paginate(queryset, limit=limit, offset=offset)
 

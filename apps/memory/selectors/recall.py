@@ -149,9 +149,7 @@ def _exact(queryset: Any, vector: list[float], limit: int) -> list[tuple[Memory,
     ranked = (
         queryset.annotate(distance=CosineDistance("embedding", vector))
         # `+ 0` keeps this an exact scan: HNSW can only serve ORDER BY on the bare operator.
-        .order_by(
-            ExpressionWrapper(F("distance") + Value(0.0), output_field=FloatField()), "id"
-        )
+        .order_by(ExpressionWrapper(F("distance") + Value(0.0), output_field=FloatField()), "id")
         .defer(*LIST_DEFERRED_FIELDS)[:limit]
     )
     return [(memory, float(memory.distance)) for memory in ranked]
@@ -160,9 +158,10 @@ def _exact(queryset: Any, vector: list[float], limit: int) -> list[tuple[Memory,
 def _ann(queryset: Any, vector: list[float], limit: int) -> list[tuple[Memory, float]]:
     with transaction.atomic(using=HEAVY_READ), connections[HEAVY_READ].cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [
-            str(max(settings.MEMORY_HNSW_EF_SEARCH, limit))
-        ])
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true)",
+            [str(max(settings.MEMORY_HNSW_EF_SEARCH, limit))],
+        )
         cursor.execute(
             "SELECT set_config('hnsw.max_scan_tuples', %s, true)",
             [str(settings.MEMORY_HNSW_MAX_SCAN_TUPLES)],

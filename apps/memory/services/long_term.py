@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,8 +99,14 @@ def _enqueue_embedding(memories: Sequence[Memory]) -> None:
     ids = [str(memory.pk) for memory in memories]
     batch = settings.EMBEDDING_BATCH_SIZE
     for start in range(0, len(ids), batch):
-        chunk = ids[start : start + batch]
-        transaction.on_commit(lambda chunk=chunk: embed_memories_task.delay(chunk), using=PRIMARY)
+        transaction.on_commit(_embedding_enqueuer(ids[start : start + batch]), using=PRIMARY)
+
+
+def _embedding_enqueuer(chunk: list[str]) -> Callable[[], None]:
+    def enqueue() -> None:
+        embed_memories_task.delay(chunk)
+
+    return enqueue
 
 
 def memory_create_many(
@@ -187,4 +193,3 @@ def memory_forget_any(*, tenant: Tenant, memory_id: uuid.UUID) -> int:
         if memory is None:
             raise MemoryNotFound("Memory not found.")
         return _delete_with_history(tenant=tenant, root=memory)
-

@@ -61,7 +61,9 @@ def _validate(draft: SessionTurnDraft, *, index: int) -> None:
             details={"index": index},
         )
     if draft.role not in SessionRole.values:
-        raise ValidationFailed(f"role must be one of {SessionRole.values}.", details={"index": index})
+        raise ValidationFailed(
+            f"role must be one of {SessionRole.values}.", details={"index": index}
+        )
     if not draft.content:
         raise ValidationFailed("content must not be empty.", details={"index": index})
     if len(draft.content.encode("utf-8")) > SESSION_CONTENT_MAX_BYTES:

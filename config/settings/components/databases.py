@@ -41,7 +41,11 @@ else:
         "PORT": str(_server.port),
     }
 
-_heavy_read = env.db_url("HEAVY_READ_DATABASE_URL") if env.str("HEAVY_READ_DATABASE_URL", default="") else dict(_default)
+_heavy_read = (
+    env.db_url("HEAVY_READ_DATABASE_URL")
+    if env.str("HEAVY_READ_DATABASE_URL", default="")
+    else dict(_default)
+)
 
 DATABASES = {
     "default": _with_timeout(_default, OLTP_STATEMENT_TIMEOUT_MS),

@@ -140,8 +140,8 @@ def test_list_filters_by_source_and_paginates(agent, tenant):
 
 
 def test_write_validates_project_id_but_recall_does_not(agent, tenant, other_tenant):
-    foreign_project = ProjectFactory(tenant=other_tenant)
-    own_project = ProjectFactory(tenant=tenant)
+    foreign_project = ProjectFactory.create(tenant=other_tenant)
+    own_project = ProjectFactory.create(tenant=tenant)
 
     refused = agent.post(MEMORY, {"text": "x", "project_id": str(foreign_project.pk)})
     malformed = agent.post(MEMORY, {"text": "x", "project_id": "not-a-uuid"})
@@ -180,10 +180,16 @@ def test_recall_rejects_bad_input_with_422(agent, _case, body, code):
         ("blank_text", {"text": "   "}, "validation_error"),
         ("too_long", {"text": "x" * 8001}, "text_too_long"),
         ("bad_tier", {"tier": "forever", "text": "x"}, "validation_error"),
-        ("session_without_expiry", {"tier": "session", "session_id": "s", "content": "c"},
-         "expires_at_required"),
-        ("session_without_content", {"tier": "session", "session_id": "s", "ttl_seconds": 60},
-         "validation_error"),
+        (
+            "session_without_expiry",
+            {"tier": "session", "session_id": "s", "content": "c"},
+            "expires_at_required",
+        ),
+        (
+            "session_without_content",
+            {"tier": "session", "session_id": "s", "ttl_seconds": 60},
+            "validation_error",
+        ),
         ("confidence_out_of_range", {"text": "x", "confidence": 2}, "validation_error"),
     ],
 )

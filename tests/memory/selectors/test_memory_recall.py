@@ -6,7 +6,6 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import heavy_read_slot
 from apps.memory.selectors import memory_recall
 from apps.memory.services import MemoryDraft, memory_supersede
-from apps.tenancy.services import tenant_configure_embedding_provider
 from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory
 
@@ -30,7 +29,7 @@ def test_recall_ranks_the_subjects_memories_by_meaning(tenant):
     result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=2)
 
     assert _texts(result)[0] == "dark mode is preferred in the editor"
-    assert result.results[0].score > result.results[1].score
+    assert (result.results[0].score or 0) > (result.results[1].score or 0)
     assert result.meta["strategy"] == "exact"
     assert result.meta["ann_iterative_scan"] == "off"
     assert result.meta["fallback"] is False
@@ -129,7 +128,7 @@ def test_superseded_rows_drop_out_unless_asked_for(tenant):
 
 
 def test_project_partition_is_global_union_active_project(tenant):
-    alpha, beta = ProjectFactory(tenant=tenant), ProjectFactory(tenant=tenant)
+    alpha, beta = ProjectFactory.create(tenant=tenant), ProjectFactory.create(tenant=tenant)
     remember(tenant, "a", "global note about builds")
     remember(tenant, "a", "alpha note about builds", project_id=alpha.pk)
     remember(tenant, "a", "beta note about builds", project_id=beta.pk)
@@ -159,7 +158,9 @@ def test_large_subject_uses_the_iterative_hnsw_scan_and_matches_exact(tenant, se
     assert ann.meta["strategy"] in {"ann", "ann+exact"}
     assert ann.meta["ann_iterative_scan"] == "applied"
     # Ties at the k-th score may be broken differently by the index; the scores may not differ.
-    assert [round(h.score, 6) for h in ann.results] == [round(h.score, 6) for h in exact.results]
+    assert [round(h.score or 0, 6) for h in ann.results] == [
+        round(h.score or 0, 6) for h in exact.results
+    ]
     assert ann.results[0].memory.pk == exact.results[0].memory.pk
 
 

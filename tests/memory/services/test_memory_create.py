@@ -96,7 +96,7 @@ def test_text_over_the_cap_is_text_too_long(tenant, settings):
 
 
 def test_project_id_must_belong_to_the_tenant(tenant, other_tenant):
-    foreign = ProjectFactory(tenant=other_tenant)
+    foreign = ProjectFactory.create(tenant=other_tenant)
 
     for project_id in (foreign.pk, uuid.uuid4()):
         with pytest.raises(InvalidProjectId) as excinfo:
@@ -108,7 +108,7 @@ def test_project_id_must_belong_to_the_tenant(tenant, other_tenant):
 
 
 def test_project_memory_is_partitioned(tenant):
-    project = ProjectFactory(tenant=tenant)
+    project = ProjectFactory.create(tenant=tenant)
 
     memory = memory_remember(
         tenant=tenant, subject_id="a", draft=MemoryDraft(text="t", project_id=project.pk)

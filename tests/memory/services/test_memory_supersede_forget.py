@@ -70,9 +70,7 @@ def test_forget_deletes_the_memory_and_its_superseded_history(tenant):
     deleted = memory_forget(tenant=tenant, subject_id="a", memory_id=v3.pk)
 
     assert deleted == 3
-    assert list(Memory.objects.filter(tenant=tenant).values_list("pk", flat=True)) == [
-        unrelated.pk
-    ]
+    assert list(Memory.objects.filter(tenant=tenant).values_list("pk", flat=True)) == [unrelated.pk]
 
 
 @pytest.mark.parametrize("_case", ["other_subject", "other_tenant"])

@@ -20,9 +20,7 @@ def _turn(content, session="s1", **kwargs):
 
 
 def test_turns_read_back_in_append_order_even_within_one_batch(tenant):
-    session_append_many(
-        tenant=tenant, subject_id="a", drafts=[_turn(f"t{i}") for i in range(50)]
-    )
+    session_append_many(tenant=tenant, subject_id="a", drafts=[_turn(f"t{i}") for i in range(50)])
     session_append(tenant=tenant, subject_id="a", draft=_turn("last", role="assistant"))
 
     page = session_history(tenant=tenant, subject_id="a", session_id="s1", limit=100)
@@ -101,9 +99,7 @@ def test_prune_deletes_only_expired_turns(tenant):
 
 def test_expired_turns_are_not_read_before_the_prune_runs(tenant):
     row = session_append(tenant=tenant, subject_id="a", draft=_turn("stale", ttl_seconds=60))
-    SessionMemory.objects.filter(pk=row.pk).update(
-        expires_at=timezone.now() - timedelta(seconds=1)
-    )
+    SessionMemory.objects.filter(pk=row.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
 
     page = session_history(tenant=tenant, subject_id="a", session_id="s1")
 

@@ -2,6 +2,7 @@ import os
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.tenancy.management.commands._common import tenant_arg
@@ -17,6 +18,7 @@ class Command(EngramCommand):
         "environment variable named by --api-key-env so it never lands in shell history."
     )
 
+    @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", required=True)
         parser.add_argument("--kind", required=True, choices=["embedding", "llm"])
@@ -26,6 +28,7 @@ class Command(EngramCommand):
         parser.add_argument("--dimensions", type=int)
         parser.add_argument("--api-key-env", default="", help="Name of an env var holding the key.")
 
+    @override
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_arg(options["tenant"])
         api_key = ""

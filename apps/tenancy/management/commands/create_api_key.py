@@ -1,6 +1,7 @@
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.tenancy.management.commands._common import api_key_summary, tenant_arg
@@ -11,12 +12,14 @@ from apps.tenancy.services import api_key_create
 class Command(EngramCommand):
     help = "Issue an API key. The secret is printed once and cannot be shown again."
 
+    @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", help="Tenant slug or id (omit for a superadmin key).")
         parser.add_argument("--role", required=True, choices=ApiKeyRole.values)
         parser.add_argument("--agent-id", default="", help="Agent identity (agent keys only).")
         parser.add_argument("--name", default="", help="A label for operators.")
 
+    @override
     def handle(self, *args: Any, **options: Any) -> None:
         if options["role"] != ApiKeyRole.SUPERADMIN and not options["tenant"]:
             raise CommandError("--tenant is required for this role")

@@ -1,6 +1,7 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
+from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.tenancy.services import tenant_create
@@ -9,10 +10,12 @@ from apps.tenancy.services import tenant_create
 class Command(EngramCommand):
     help = "Create a tenant."
 
+    @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--slug", required=True)
         parser.add_argument("--name", default="")
 
+    @override
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_create(slug=options["slug"], name=options["name"])
         data = {"id": str(tenant.id), "slug": tenant.slug, "name": tenant.name}

@@ -1,6 +1,7 @@
 from typing import Any
 
 from django.core.management.base import CommandParser
+from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.tenancy.management.commands._common import api_key_summary, tenant_arg
@@ -10,10 +11,12 @@ from apps.tenancy.selectors import api_key_list
 class Command(EngramCommand):
     help = "List API keys of a tenant (or the superadmin keys without --tenant)."
 
+    @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", help="Tenant slug or id.")
         parser.add_argument("--include-revoked", action="store_true")
 
+    @override
     def handle(self, *args: Any, **options: Any) -> None:
         tenant = tenant_arg(options["tenant"]) if options["tenant"] else None
         keys = [
