@@ -2,7 +2,7 @@
 
 import os
 
-from config.env import BASE_DIR
+from config.env import BASE_DIR, env
 
 # Tests never share state with `make run`: their own data dir unless one is given.
 os.environ.setdefault("ENGRAM_DATA_DIR", str(BASE_DIR / ".data" / "test"))
@@ -15,10 +15,11 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 DATABASES["heavy_read"]["TEST"] = {"MIRROR": "default"}
 ENGRAM_ROUTER_STRICT = True
 
-# Tests that enqueue work do not need a broker on disk; the one test that runs a real worker
-# points it (and its producer) at Redis or the filesystem broker explicitly.
-CELERY_BROKER_URL = "memory://"
-CELERY_BROKER_TRANSPORT_OPTIONS = {}
+# Tests that enqueue work do not need a broker on disk. The test that runs a real worker starts
+# it with CELERY_BROKER_URL set (Redis, or the filesystem broker), which keeps base's config.
+if not env.str("CELERY_BROKER_URL", default=""):
+    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
 
 # Plumbing tests embed with the deterministic double; tests about real semantics switch to
 # the local model explicitly.

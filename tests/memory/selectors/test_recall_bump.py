@@ -1,0 +1,81 @@
+"""The recall-count hotness signal: off the hot path, floored, cooled down, never on fallback."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.memory.models import Memory
+from apps.memory.recall_bump import bump_recall_counts, wait_for_pending_bumps
+from apps.memory.selectors import memory_recall
+from tests.memory.helpers import remember
+
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
+
+
+def _count(memory):
+    memory.refresh_from_db()
+    return memory.recall_count
+
+
+def test_a_relevant_recall_bumps_once_per_cooldown(tenant):
+    hot = remember(tenant, "a", "editor dark mode preference")
+
+    memory_recall(tenant=tenant, subject_id="a", query="editor dark mode preference", limit=5)
+    wait_for_pending_bumps()
+    memory_recall(tenant=tenant, subject_id="a", query="editor dark mode preference", limit=5)
+    wait_for_pending_bumps()
+
+    assert _count(hot) == 1
+    assert hot.last_recalled_at is not None
+
+
+def test_recall_below_the_relevance_floor_does_not_bump(tenant, settings):
+    weak = remember(tenant, "a", "editor dark mode preference")
+    settings.MEMORY_RECALL_BUMP_MIN_SCORE = 0.99
+
+    result = memory_recall(tenant=tenant, subject_id="a", query="editor theme", limit=5)
+    wait_for_pending_bumps()
+
+    assert result.results[0].score is not None
+    assert result.results[0].score < 0.99
+    assert _count(weak) == 0
+
+
+def test_fallback_recall_never_bumps(tenant):
+    memory = remember(tenant, "a", "editor dark mode preference")
+    tenant.embedding_provider = "openai"
+    tenant.embedding_config = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    tenant.save()
+
+    result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=5)
+    wait_for_pending_bumps()
+
+    assert result.meta["fallback"] is True
+    assert [hit.memory.pk for hit in result.results] == [memory.pk]
+    assert _count(memory) == 0
+
+
+def test_cooldown_expiry_allows_the_next_bump(tenant):
+    memory = remember(tenant, "a", "x")
+    bump_recall_counts(memory_ids=[memory.pk])
+    Memory.objects.filter(pk=memory.pk).update(
+        last_recalled_at=timezone.now() - timedelta(seconds=3601)
+    )
+
+    bumped = bump_recall_counts(memory_ids=[memory.pk])
+
+    assert bumped == 1
+    assert _count(memory) == 2
+
+
+def test_bumps_over_the_cap_are_dropped_not_queued(tenant, mocker):
+    from apps.memory import recall_bump
+
+    memory = remember(tenant, "a", "x")
+    mocker.patch.object(recall_bump, "_slots", mocker.Mock(acquire=mocker.Mock(return_value=False)))
+
+    scheduled = recall_bump.schedule_recall_bump(memory_ids=[memory.pk])
+
+    assert scheduled is False
+    assert _count(memory) == 0

@@ -1,0 +1,109 @@
+"""A real Celery worker process embeds a committed memory (DESIGN §8: queue tests use a worker).
+
+The worker runs as a separate `celery worker` process against this test's database, once over
+Redis on 127.0.0.1:6379 (the production broker) and once over the filesystem broker that
+`make run` uses by default.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from celery import Celery
+from django.db import connection
+
+from apps.memory.models import Memory
+from apps.memory.services import MemoryDraft, memory_remember
+
+REDIS_URL = "redis://127.0.0.1:6379/15"
+WORKER_TIMEOUT_S = 90
+
+
+def _redis_answers() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _database_url() -> str:
+    # A Unix-socket host goes in the query string (django-environ passes it to libpq).
+    s = connection.settings_dict
+    return f"postgres://{s['USER']}@/{s['NAME']}?host={s['HOST']}&port={s['PORT']}"
+
+
+@pytest.fixture(params=["redis", "filesystem"])
+def broker(request: pytest.FixtureRequest, tmp_path: Path) -> dict:
+    if request.param == "redis":
+        if not _redis_answers():
+            pytest.skip("Redis is not answering on 127.0.0.1:6379 (.ci/run starts it)")
+        return {"url": REDIS_URL, "env": {"CELERY_BROKER_URL": REDIS_URL}, "options": {}}
+    data_dir = tmp_path / "engram-data"
+    queue = data_dir / "broker" / "queue"
+    queue.mkdir(parents=True)
+    (data_dir / "broker" / "processed").mkdir()
+    return {
+        "url": "filesystem://",
+        "env": {"CELERY_BROKER_URL": "filesystem://", "ENGRAM_DATA_DIR": str(data_dir)},
+        "options": {
+            "data_folder_in": str(queue),
+            "data_folder_out": str(queue),
+            "processed_folder": str(data_dir / "broker" / "processed"),
+        },
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_process_embeds_a_committed_memory(tenant, broker):
+    # The on-commit enqueue goes to this process's in-memory broker, which nothing consumes;
+    # the worker gets the task through the real broker below.
+    memory = memory_remember(
+        tenant=tenant, subject_id="a", draft=MemoryDraft(text="embedded by a real worker")
+    )
+    env = {
+        **os.environ,
+        **broker["env"],
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": _database_url(),
+    }
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool",
+            "solo",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+            "-l",
+            "WARNING",
+        ],
+        env=env,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    try:
+        producer = Celery("probe", broker=broker["url"])
+        producer.conf.broker_transport_options = broker["options"]
+        producer.send_task("memory.embed_memories", args=[[str(memory.pk)]])
+        deadline = time.monotonic() + WORKER_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if Memory.objects.filter(pk=memory.pk, embedding__isnull=False).exists():
+                break
+            assert worker.poll() is None, "the worker exited early"
+            time.sleep(0.2)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=20)
+
+    stored = Memory.objects.get(pk=memory.pk)
+    assert stored.embedding is not None
+    assert stored.embedded_at is not None
