@@ -13,7 +13,10 @@ from rest_framework.test import APIClient
 
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import IssuedApiKey, api_key_create
+from tests.providers.fake_http import fake_http
 from tests.tenancy.factories import TenantFactory
+
+__all__ = ["fake_http"]  # a local fake HTTP server, for every test package
 
 
 @pytest.fixture(autouse=True)
@@ -52,12 +55,12 @@ def _heavy_read_shares_test_transaction(request: pytest.FixtureRequest) -> Itera
 
 @pytest.fixture
 def tenant(db: None) -> Tenant:
-    return TenantFactory()
+    return TenantFactory.create()
 
 
 @pytest.fixture
 def other_tenant(db: None) -> Tenant:
-    return TenantFactory()
+    return TenantFactory.create()
 
 
 @dataclass

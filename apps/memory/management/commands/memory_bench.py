@@ -1,0 +1,299 @@
+"""``memory_bench``: bulk-load synthetic memories, then measure load, embedding and recall.
+
+    manage.py memory_bench --rows 100000 --subjects 1000 [--dims 384] [--queries 1000]
+                           [--big-subject-rows 20000] [--distribution uniform|zipf]
+                           [--crossover-sizes 500,1000,2000,4000] [--json] [--keep]
+
+A throwaway tenant is created, its rows are loaded on the fast path (binary COPY with the
+HNSW index dropped, then rebuilt), and recall runs through ``memory_recall`` itself with
+precomputed query vectors. Without ``--keep`` the tenant and its rows are removed at the end.
+docs/benchmarks.md has the figures and how to read them.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.core.management.base import CommandError, CommandParser
+from tqdm import tqdm
+
+from apps.core.management.base import EngramCommand
+from apps.memory import benchmarking
+from apps.tenancy.models import Tenant
+from apps.tenancy.services import tenant_create
+
+# The corpus spec is recorded in the tenant's name so --reuse can rebuild the plan.
+TENANT_NAME_MAX_LENGTH = 200
+
+
+def _progress(description: str, total: int) -> Any:
+    return tqdm(total=total, desc=description, unit="it", file=sys.stderr, leave=False)
+
+
+def _sizes(value: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in value.split(",") if part.strip())
+    except ValueError as exc:
+        raise CommandError("--crossover-sizes takes comma-separated integers") from exc
+    if any(size < 2 for size in sizes):
+        raise CommandError("--crossover-sizes must be at least 2 rows each")
+    return sizes
+
+
+class Command(EngramCommand):
+    help = "Benchmark bulk load, local embedding throughput and memory recall at scale."
+
+    def add_command_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--rows", type=int, required=True, help="Regular rows to load.")
+        parser.add_argument("--subjects", type=int, required=True, help="Regular subjects.")
+        parser.add_argument(
+            "--dims",
+            type=int,
+            default=settings.EMBEDDING_DIMENSIONS,
+            help="Vector dimensions; must equal EMBEDDING_DIMENSIONS (the column's type).",
+        )
+        parser.add_argument("--queries", type=int, default=1000, help="Recall queries.")
+        parser.add_argument(
+            "--big-subject-rows",
+            type=int,
+            default=0,
+            help="Add one subject holding this many rows and report it separately.",
+        )
+        parser.add_argument(
+            "--distribution",
+            choices=benchmarking.DISTRIBUTIONS,
+            default="uniform",
+            help="Rows per subject: uniform, or Zipf (s=1) capped at the live-row quota.",
+        )
+        parser.add_argument("--topics", type=int, default=benchmarking.DEFAULT_TOPICS)
+        parser.add_argument(
+            "--crossover-sizes",
+            type=_sizes,
+            default=(),
+            help="Also add subjects of these sizes and time both strategies on each.",
+        )
+        parser.add_argument("--crossover-queries", type=int, default=200)
+        parser.add_argument(
+            "--embed-texts",
+            type=int,
+            default=320,
+            help="Synthetic sentences for the local embedding throughput (0 skips it).",
+        )
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--keep", action="store_true", help="Leave the tenant and its rows in place."
+        )
+        parser.add_argument(
+            "--reuse",
+            metavar="SLUG",
+            default="",
+            help="Measure against a corpus kept by an earlier --keep run instead of loading.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["dims"] != settings.EMBEDDING_DIMENSIONS:
+            raise CommandError(
+                f"--dims {options['dims']} does not match the embedding column "
+                f"(EMBEDDING_DIMENSIONS={settings.EMBEDDING_DIMENSIONS})."
+            )
+        if options["queries"] < 1:
+            raise CommandError("--queries must be at least 1")
+        tenant, spec, loaded = self._tenant_and_spec(options)
+        corpus = benchmarking.Corpus.plan(spec)
+        report: dict[str, Any] = {
+            "tenant": tenant.slug,
+            "rows": spec.rows,
+            "subjects": spec.subjects,
+            "dims": spec.dims,
+            "distribution": spec.distribution,
+            "topics": spec.topics,
+            "server": benchmarking.server_versions(),
+            "settings": {
+                "MEMORY_EXACT_SCAN_MAX_ROWS": settings.MEMORY_EXACT_SCAN_MAX_ROWS,
+                "MEMORY_HNSW_EF_SEARCH": settings.MEMORY_HNSW_EF_SEARCH,
+                "MEMORY_HNSW_MAX_SCAN_TUPLES": settings.MEMORY_HNSW_MAX_SCAN_TUPLES,
+            },
+        }
+        try:
+            if loaded:
+                timings = benchmarking.bulk_load(tenant=tenant, corpus=corpus, progress=_progress)
+                report.update(
+                    {
+                        "rows_loaded": timings.rows,
+                        "copy_s": round(timings.copy_s, 2),
+                        "load_rows_per_s": round(timings.load_rows_per_s),
+                        "index_drop_s": round(timings.index_drop_s, 2),
+                        "index_build_s": round(timings.index_build_s, 2),
+                        "index_rows": timings.index_rows,
+                        "index_build_rows_per_s": round(timings.index_build_rows_per_s),
+                        "vacuum_analyze_s": round(timings.vacuum_analyze_s, 2),
+                    }
+                )
+            report.update(self._embedding(options))
+            report.update(self._recall(tenant=tenant, corpus=corpus, options=options))
+        finally:
+            if options["keep"] or options["reuse"]:
+                report["kept"] = True
+            else:
+                cleanup = benchmarking.delete_corpus(tenant=tenant)
+                report["cleanup"] = {
+                    "rows_deleted": cleanup.rows_deleted,
+                    "method": cleanup.method,
+                    "seconds": round(cleanup.seconds, 2),
+                }
+        report["vector_index_present"] = benchmarking.vector_index_exists()
+        self.render(options, report, _human(report))
+
+    def _tenant_and_spec(
+        self, options: dict[str, Any]
+    ) -> tuple[Tenant, benchmarking.CorpusSpec, bool]:
+        if options["reuse"]:
+            tenant = Tenant.objects.filter(slug=options["reuse"]).first()
+            if tenant is None:
+                raise CommandError(f"no tenant {options['reuse']!r}")
+            try:
+                spec = benchmarking.CorpusSpec.from_tenant_name(tenant.name)
+            except (ValueError, TypeError) as exc:
+                raise CommandError(f"{tenant.slug} is not a memory_bench corpus") from exc
+            return tenant, spec, False
+        try:
+            spec = benchmarking.CorpusSpec(
+                rows=options["rows"],
+                subjects=options["subjects"],
+                dims=options["dims"],
+                topics=options["topics"],
+                distribution=options["distribution"],
+                big_subject_rows=options["big_subject_rows"],
+                crossover_sizes=options["crossover_sizes"],
+                seed=options["seed"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if len(spec.to_tenant_name()) > TENANT_NAME_MAX_LENGTH:
+            raise CommandError("corpus spec too long to record on the tenant; fewer sizes")
+        tenant = tenant_create(slug=f"bench-{secrets.token_hex(4)}", name=spec.to_tenant_name())
+        return tenant, spec, True
+
+    def _embedding(self, options: dict[str, Any]) -> dict[str, Any]:
+        if options["embed_texts"] <= 0:
+            return {"embed_texts_per_s": None}
+        throughput = benchmarking.measure_embedding_throughput(
+            count=options["embed_texts"], progress=_progress
+        )
+        return {
+            "embed_texts_per_s": round(throughput.texts_per_s, 1),
+            "embed": {
+                "texts": throughput.texts,
+                "batch_size": throughput.batch_size,
+                "model_load_s": round(throughput.warmup_s, 2),
+                "seconds": round(throughput.seconds, 2),
+            },
+        }
+
+    def _recall(
+        self, *, tenant: Tenant, corpus: benchmarking.Corpus, options: dict[str, Any]
+    ) -> dict[str, Any]:
+        rng = np.random.default_rng([options["seed"], 6])
+        indices = rng.integers(0, corpus.regular_subjects, size=options["queries"])
+        run = benchmarking.measure_recall(
+            tenant=tenant, corpus=corpus, subject_indices=indices, seed=1, progress=_progress
+        ).summary()
+        report: dict[str, Any] = {
+            "queries": run["queries"],
+            "recall_p50_ms": run["p50_ms"],
+            "recall_p90_ms": run["p90_ms"],
+            "recall_p99_ms": run["p99_ms"],
+            "recall_mean_ms": run["mean_ms"],
+            "recall_at_10": run["recall_at_10"],
+            "min_recall_at_10": run["min_recall_at_10"],
+            "underfill_rate": run["underfill_rate"],
+            "per_strategy": run["per_strategy"],
+            "big_subject": None,
+        }
+        if corpus.big_subject_id is not None:
+            big = np.full(
+                options["queries"], corpus.subject_index(corpus.big_subject_id), dtype=np.int64
+            )
+            big_run = benchmarking.measure_recall(
+                tenant=tenant,
+                corpus=corpus,
+                subject_indices=big,
+                seed=2,
+                progress=_progress,
+                description="recall (big subject)",
+            ).summary()
+            report["big_subject"] = {
+                "rows": int(corpus.sizes[int(big[0])]),
+                **{key: value for key, value in big_run.items() if key != "queries"},
+                "queries": big_run["queries"],
+            }
+        if corpus.crossover_subject_ids:
+            report["crossover"] = benchmarking.measure_crossover(
+                tenant=tenant,
+                corpus=corpus,
+                queries=options["crossover_queries"],
+                seed=3,
+                progress=_progress,
+            )
+        return report
+
+
+def _human(report: dict[str, Any]) -> str:
+    lines = [
+        f"memory_bench: {report['rows']:,} rows over {report['subjects']:,} subjects "
+        f"({report['distribution']}), {report['dims']}-d, "
+        f"Postgres {report['server'].get('postgres')} + pgvector {report['server'].get('pgvector')}",
+    ]
+    if "load_rows_per_s" in report:
+        lines += [
+            f"  load (binary COPY, HNSW dropped): {report['load_rows_per_s']:,} rows/s "
+            f"({report['rows_loaded']:,} rows in {report['copy_s']} s)",
+            f"  HNSW build: {report['index_build_s']} s for {report['index_rows']:,} rows "
+            f"({report['index_build_rows_per_s']:,} rows/s); VACUUM ANALYZE "
+            f"{report['vacuum_analyze_s']} s",
+        ]
+    if report.get("embed_texts_per_s") is not None:
+        lines.append(
+            f"  embeddings (local, batch {report['embed']['batch_size']}): "
+            f"{report['embed_texts_per_s']} texts/s (model load {report['embed']['model_load_s']} s)"
+        )
+    lines.append(
+        f"  recall ({report['queries']} queries): p50 {report['recall_p50_ms']} ms, "
+        f"p99 {report['recall_p99_ms']} ms, recall@10 {report['recall_at_10']}, "
+        f"underfill {report['underfill_rate']}"
+    )
+    for name, stats in sorted(report["per_strategy"].items()):
+        lines.append(f"    {name:<10} {_stats(stats)}")
+    big = report.get("big_subject")
+    if big:
+        lines.append(f"  big subject ({big['rows']:,} rows): {_stats(big)}")
+        for name, stats in sorted(big["per_strategy"].items()):
+            lines.append(f"    {name:<10} {_stats(stats)}")
+    for size, row in report.get("crossover", {}).items():
+        lines.append(
+            f"  crossover {int(size):>6,} rows: exact {_stats(row['exact'])} | "
+            f"ann {_stats(row['ann'])}"
+        )
+    if "cleanup" in report:
+        cleanup = report["cleanup"]
+        lines.append(
+            f"  cleanup: {cleanup['rows_deleted']:,} rows by {cleanup['method']} "
+            f"in {cleanup['seconds']} s"
+        )
+    else:
+        lines.append(f"  kept: tenant {report['tenant']} (reuse with --reuse {report['tenant']})")
+    lines.append(f"  HNSW index present: {report['vector_index_present']}")
+    return "\n".join(lines)
+
+
+def _stats(stats: dict[str, Any]) -> str:
+    if not stats.get("queries"):
+        return "no queries"
+    return (
+        f"n={stats['queries']} p50 {stats['p50_ms']} ms p99 {stats['p99_ms']} ms "
+        f"recall@10 {stats['recall_at_10']} underfill {stats['underfill_rate']}"
+    )
