@@ -48,3 +48,48 @@ EMBEDDING_BATCH_SIZE = env.int("ENGRAM_EMBEDDING_BATCH_SIZE", default=64)
 EMBEDDING_RETRY_COUNTDOWN_SECONDS = env.int("ENGRAM_EMBEDDING_RETRY_SECONDS", default=30)
 # Heavy-read concurrency cap per tenant; over it, heavy reads are shed and callers degrade.
 HEAVY_READ_MAX_CONCURRENT_PER_TENANT = env.int("ENGRAM_HEAVY_READ_MAX_CONCURRENT", default=16)
+
+# Knowledge wiki (docs/knowledge.md has the measurements behind every threshold).
+KNOWLEDGE_TITLE_MAX_CHARS = 300
+KNOWLEDGE_BODY_MAX_CHARS = env.int("ENGRAM_KNOWLEDGE_BODY_MAX_CHARS", default=100_000)
+KNOWLEDGE_TAGS_MAX = 32
+KNOWLEDGE_QUERY_MAX_CHARS = 500
+KNOWLEDGE_SESSION_ID_MAX_BYTES = 200
+KNOWLEDGE_LIST_MAX_LIMIT = 200
+KNOWLEDGE_SEARCH_DEFAULT_LIMIT = 10
+KNOWLEDGE_SEARCH_MAX_LIMIT = 50
+KNOWLEDGE_CONTEXT_DEFAULT_LIMIT = 5
+KNOWLEDGE_CONTEXT_MAX_LIMIT = 10
+KNOWLEDGE_CONTEXT_MAX_LINKED = 20
+KNOWLEDGE_SNIPPET_CHARS = 240
+KNOWLEDGE_REFERENCED_MAX_IDS = 50
+# Novelty gate: cosine similarity (title + body, local model) to the nearest visible article.
+KNOWLEDGE_DEDUPE_THRESHOLD = env.float("ENGRAM_KNOWLEDGE_DEDUPE_THRESHOLD", default=0.92)
+KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD = env.float(
+    "ENGRAM_KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD", default=0.80
+)
+# Hybrid search: reciprocal rank fusion constant (Cormack et al. 2009) and the regconfig.
+KNOWLEDGE_RRF_K = 60
+# Tenants with at most this many visible embedded articles are searched by an exact scan;
+# larger ones by pgvector's iterative HNSW scan over published articles.
+KNOWLEDGE_EXACT_SCAN_MAX_ROWS = env.int("ENGRAM_KNOWLEDGE_EXACT_SCAN_MAX_ROWS", default=4_000)
+KNOWLEDGE_HNSW_EF_SEARCH = env.int("ENGRAM_KNOWLEDGE_HNSW_EF_SEARCH", default=100)
+KNOWLEDGE_HNSW_MAX_SCAN_TUPLES = env.int("ENGRAM_KNOWLEDGE_HNSW_MAX_SCAN_TUPLES", default=20_000)
+# answer_confidence: separation (robust z) of this query's top score from the rest of its
+# own pool. Scale-free, so it survives a change of model, fusion or corpus size.
+KNOWLEDGE_ANSWER_SEPARATION = env.float("ENGRAM_KNOWLEDGE_ANSWER_SEPARATION", default=4.0)
+KNOWLEDGE_WEAK_SEPARATION = env.float("ENGRAM_KNOWLEDGE_WEAK_SEPARATION", default=2.5)
+KNOWLEDGE_ANSWER_MIN_ROWS = 4
+# Diversity selection (spec "Diversity selection on the knowledge half"); every knob is
+# overridable per call through apps.knowledge.diversity.DiversityOptions.
+KNOWLEDGE_DIVERSITY_ENABLED = env.bool("ENGRAM_KNOWLEDGE_DIVERSITY_ENABLED", default=True)
+KNOWLEDGE_DIVERSITY_LAMBDA = env.float("ENGRAM_KNOWLEDGE_DIVERSITY_LAMBDA", default=0.7)
+KNOWLEDGE_DIVERSITY_NEAR_DUP_THRESHOLD = env.float(
+    "ENGRAM_KNOWLEDGE_DIVERSITY_NEAR_DUP_THRESHOLD", default=0.95
+)
+KNOWLEDGE_DIVERSITY_OVER_FETCH = env.int("ENGRAM_KNOWLEDGE_DIVERSITY_OVER_FETCH", default=3)
+KNOWLEDGE_DIVERSITY_MAX_POOL = env.int("ENGRAM_KNOWLEDGE_DIVERSITY_MAX_POOL", default=50)
+# How long a session remembers which articles it was shown (best effort, in the cache).
+KNOWLEDGE_RECALL_HISTORY_TTL_SECONDS = env.int(
+    "ENGRAM_KNOWLEDGE_RECALL_HISTORY_TTL_SECONDS", default=6 * 3600
+)

@@ -11,9 +11,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
-    "ENUM_NAME_OVERRIDES": {},
-    "APPEND_COMPONENTS": {
-        "securitySchemes": {"ApiKeyBearer": {"type": "http", "scheme": "bearer"}}
+    "ENUM_NAME_OVERRIDES": {
+        "ProjectStatusEnum": "apps.projects.models.ProjectStatus",
     },
-    "SECURITY": [{"ApiKeyBearer": []}],
 }
