@@ -1,6 +1,6 @@
 from enum import StrEnum
 
-from apps.core.exceptions import Conflict, NotFound, ValidationFailed
+from apps.core.exceptions import Conflict, NotFound, RateLimited, ValidationFailed
 
 
 class MemoryErrorCode(StrEnum):
@@ -15,6 +15,8 @@ class MemoryErrorCode(StrEnum):
     BATCH_TOO_LARGE = "batch_too_large"
     ALREADY_SUPERSEDED = "already_superseded"
     INVALID_SESSION_ID = "invalid_session_id"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    RESERVED_SUBJECT = "reserved_subject"
 
 
 class MemoryNotFound(NotFound):
@@ -31,3 +33,15 @@ class InvalidProjectId(ValidationFailed):
 
 class AlreadySuperseded(Conflict):
     default_code: str = MemoryErrorCode.ALREADY_SUPERSEDED
+
+
+class BudgetExceeded(RateLimited):
+    """The tenant's hourly promotion budget is spent; refused before any LLM call."""
+
+    default_code: str = MemoryErrorCode.BUDGET_EXCEEDED
+
+
+class ReservedSubject(ValidationFailed):
+    """Promotion output may never be written for a reserved subject (the eval subject)."""
+
+    default_code: str = MemoryErrorCode.RESERVED_SUBJECT

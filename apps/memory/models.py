@@ -135,3 +135,57 @@ class SessionPromotion(TenantScopedModel):
                 fields=["tenant", "subject_id", "session_id"], name="session_promotion_uniq"
             ),
         ]
+
+
+class PromotionTrigger(models.TextChoices):
+    EXPLICIT = "explicit", "Explicit"
+    SWEEP = "sweep", "Sweep"
+
+
+class PromotionJobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    SKIPPED = "skipped", "Skipped"
+    FAILED = "failed", "Failed"
+    DROPPED = "dropped", "Dropped"
+
+
+#: Jobs that spent (or will spend) a compile, and so count against the hourly budget.
+PROMOTION_BUDGET_STATUSES = (
+    PromotionJobStatus.QUEUED,
+    PromotionJobStatus.RUNNING,
+    PromotionJobStatus.COMPLETED,
+    PromotionJobStatus.FAILED,
+)
+PROMOTION_IN_FLIGHT_STATUSES = (PromotionJobStatus.QUEUED, PromotionJobStatus.RUNNING)
+
+
+class PromotionJob(TenantScopedModel):
+    """One reserved compile of one session. At most one is in flight per (tenant, subject,
+    session), so an explicit trigger and the sweep cannot double-promote."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
+    session_id = models.CharField(max_length=SESSION_ID_MAX_LENGTH)
+    trigger = models.CharField(max_length=16, choices=PromotionTrigger.choices)
+    status = models.CharField(
+        max_length=16, choices=PromotionJobStatus.choices, default=PromotionJobStatus.QUEUED
+    )
+    outcome = models.JSONField(default=dict, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "created_at"], name="promotion_job_budget_idx"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "subject_id", "session_id"],
+                condition=Q(status__in=PROMOTION_IN_FLIGHT_STATUSES),
+                name="promotion_job_in_flight_uniq",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=PromotionJobStatus.values), name="promotion_job_status_valid"
+            ),
+        ]

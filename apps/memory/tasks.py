@@ -39,3 +39,30 @@ def prune_expired_sessions_task() -> None:
     from apps.memory.services import session_prune_expired
 
     session_prune_expired()
+
+
+MAX_PROMOTION_SNOOZES = 12
+
+
+@shared_task(
+    name="memory.promote_session",
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    max_retries=MAX_PROMOTION_SNOOZES,
+)
+def promote_session_task(self: Any, job_id: str) -> None:
+    from apps.memory.services.promotion import PromotionSnoozed, promotion_run
+
+    try:
+        promotion_run(job_id=job_id)
+    except PromotionSnoozed:
+        # Embeddings are down: nothing was written and the job is queued again.
+        raise self.retry(countdown=settings.EMBEDDING_RETRY_COUNTDOWN_SECONDS) from None
+
+
+@shared_task(name="memory.promotion_sweep", ignore_result=True, acks_late=True)
+def promotion_sweep_task() -> None:
+    from apps.memory.services.promotion import promotion_sweep
+
+    promotion_sweep()

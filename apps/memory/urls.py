@@ -4,6 +4,7 @@ from apps.memory.apis import (
     MemoryBatchApi,
     MemoryDetailApi,
     MemoryListApi,
+    MemoryPromoteApi,
     MemoryRecallApi,
     SessionHistoryApi,
 )
@@ -11,6 +12,7 @@ from apps.memory.apis import (
 urlpatterns = [
     path("memory", MemoryListApi.as_view(), name="memory-list"),
     path("memory/batch", MemoryBatchApi.as_view(), name="memory-batch"),
+    path("memory/promote", MemoryPromoteApi.as_view(), name="memory-promote"),
     path("memory/recall", MemoryRecallApi.as_view(), name="memory-recall"),
     path(
         "memory/sessions/<str:session_id>",

@@ -8,6 +8,11 @@ from apps.tenancy.exceptions import SubjectUnresolvable
 from apps.tenancy.models import ApiKey, ApiKeyRole, Tenant
 
 
+#: Subjects under this prefix are reserved for Engram itself (e.g. the promotion eval). No API
+#: key can act as one: ``api_key_create`` refuses such an ``agent_id``.
+RESERVED_SUBJECT_PREFIX = "engram:"
+
+
 def subject_id_for(api_key: ApiKey | None) -> str:
     """The memory subject a key acts as (spec: "subject_id derivation").
 

@@ -12,6 +12,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.tenancy.encryption import encrypt_secret
 from apps.tenancy.exceptions import InvalidProviderConfig, TenantExists
 from apps.tenancy.models import ApiKey, ApiKeyRole, Tenant
+from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 from apps.tenancy.selectors import KEY_PREFIX, hash_secret
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -45,6 +46,11 @@ def api_key_create(
         raise ValidationFailed("This role needs a tenant.", code="tenant_required")
     if agent_id and role != ApiKeyRole.AGENT:
         raise ValidationFailed("Only agent keys carry an agent_id.", code="invalid_agent_id")
+    if agent_id.strip().startswith(RESERVED_SUBJECT_PREFIX):
+        raise ValidationFailed(
+            f"agent_id may not start with {RESERVED_SUBJECT_PREFIX!r} (reserved).",
+            code="invalid_agent_id",
+        )
     prefix = secrets.token_hex(6)
     raw_key = f"{KEY_PREFIX}_{prefix}_{secrets.token_urlsafe(32).replace('_', '-')}"
     api_key = ApiKey(

@@ -8,16 +8,18 @@ Without CELERY_BROKER_URL the filesystem broker under $ENGRAM_DATA_DIR/broker is
 from datetime import timedelta
 
 from config.env import data_dir, env
+from config.settings.components.engram import PROMOTION_SWEEP_INTERVAL_SECONDS
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = data_dir() / "broker"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
@@ -43,6 +45,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "memory.prune_expired_sessions": {
         "task": "memory.prune_expired_sessions",
         "schedule": timedelta(seconds=SESSION_PRUNE_INTERVAL_S),
+    },
+    # Compile idle sessions into long-term memories (oldest-active first, budgeted).
+    "memory.promotion_sweep": {
+        "task": "memory.promotion_sweep",
+        "schedule": timedelta(seconds=PROMOTION_SWEEP_INTERVAL_SECONDS),
     },
     # Embed any long-term memory or article whose on-commit task was lost.
     "memory.backfill_embeddings": {

@@ -47,6 +47,7 @@ def broker(request: pytest.FixtureRequest, tmp_path: Path) -> dict:
     queue = data_dir / "broker" / "queue"
     queue.mkdir(parents=True)
     (data_dir / "broker" / "processed").mkdir()
+    (data_dir / "broker" / "control").mkdir()
     return {
         "url": "filesystem://",
         "env": {"CELERY_BROKER_URL": "filesystem://", "ENGRAM_DATA_DIR": str(data_dir)},
@@ -54,6 +55,7 @@ def broker(request: pytest.FixtureRequest, tmp_path: Path) -> dict:
             "data_folder_in": str(queue),
             "data_folder_out": str(queue),
             "processed_folder": str(data_dir / "broker" / "processed"),
+            "control_folder": str(data_dir / "broker" / "control"),
         },
     }
 

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
+
+#: Turns whose metadata carries this flag were injected recall context (memories or articles
+#: handed back to the agent). They are excluded from compilation so recalled memories are
+#: never re-extracted as new facts.
+RECALLED_CONTEXT_KEY = "recalled_context"
+
+#: The reserved subject the promotion eval runs under. The sweep skips it and
+#: ``promotion_persist`` refuses it, so eval turns can never become durable memories.
+#: API keys cannot take a reserved agent_id, so no caller can act as it.
+EVAL_SUBJECT_ID = f"{RESERVED_SUBJECT_PREFIX}promotion-eval"
+
+CANDIDATE_KINDS = ("preference", "decision", "fact", "correction")
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A durable statement proposed by the compiler, before the confidence gate."""
+
+    text: str
+    confidence: float
+    kind: str = "fact"
+    cross_links: tuple[str, ...] = field(default_factory=tuple)

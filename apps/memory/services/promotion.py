@@ -1,0 +1,513 @@
+"""The promotion pipeline (spec "Promotion lifecycle"): trigger → watermark → budget →
+compile → confidence gate → hash dedupe / supersede → long-term memory → watermark.
+
+Unattended and fail-closed: every stage is scoped to one (tenant, subject, session), bounded
+by the hourly budget and the subject's quota, idempotent through the watermark, and treats the
+session's content (and the model's output) as data.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import IntegrityError, connections, transaction
+from django.db.models import F, Max, Min
+from django.utils import timezone
+
+from apps.core.db.routers import PRIMARY
+from apps.core.exceptions import ValidationFailed
+from apps.core.telemetry import emit
+from apps.memory.exceptions import BudgetExceeded, MemoryErrorCode, ReservedSubject
+from apps.memory.models import (
+    PROMOTION_BUDGET_STATUSES,
+    SESSION_ID_MAX_LENGTH,
+    Memory,
+    MemorySource,
+    PromotionJob,
+    PromotionJobStatus,
+    PromotionTrigger,
+    SessionMemory,
+    SessionPromotion,
+)
+from apps.memory.promotion.compiler import (
+    CompileFailed,
+    compile_turns,
+    is_recalled_context,
+    session_fingerprint,
+    turn_window,
+)
+from apps.memory.promotion.types import Candidate, Turn
+from apps.memory.services.scope_lock import lock_memory_scope
+from apps.memory.tasks import promote_session_task
+from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts, embedding_content_hash
+from apps.tenancy.models import Tenant
+from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
+from apps.tenancy.selectors import tenant_embedding_config, tenant_llm_config
+
+BUDGET_WINDOW = timedelta(hours=1)
+
+
+class PromotionSnoozed(Exception):
+    """Embeddings are unavailable: nothing was written; run the job again later."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _session_turns(
+    *, tenant: Tenant, subject_id: str, session_id: str
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """The caller's own live turns in order — the same scope as ``session_history``."""
+    rows = SessionMemory.objects.filter(
+        tenant=tenant,
+        subject_id=subject_id,
+        session_id=session_id,
+        expires_at__gt=timezone.now(),
+    ).order_by("seq")
+    return [(row.role, row.content, row.metadata) for row in rows]
+
+
+def _watermark(*, tenant: Tenant, subject_id: str, session_id: str) -> str | None:
+    return (
+        SessionPromotion.objects.filter(tenant=tenant, subject_id=subject_id, session_id=session_id)
+        .values_list("content_hash", flat=True)
+        .first()
+    )
+
+
+def _lock_tenant_budget(tenant: Tenant) -> None:
+    with connections[PRIMARY].cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"promotion-budget:{tenant.pk}"],
+        )
+
+
+def _budget_used(*, tenant: Tenant, now: datetime, before: PromotionJob | None = None) -> int:
+    """Compiles reserved in the hour before ``now``: completed, failed and in flight.
+
+    With ``before``, only jobs reserved earlier than that job count (the worker's re-check
+    must not let a later reservation evict an earlier one).
+    """
+    jobs = PromotionJob.objects.filter(
+        tenant=tenant, created_at__gt=now - BUDGET_WINDOW, status__in=PROMOTION_BUDGET_STATUSES
+    )
+    if before is not None:
+        jobs = jobs.filter(created_at__lt=before.created_at).exclude(pk=before.pk)
+    return jobs.count()
+
+
+def _retry_after_seconds(*, tenant: Tenant, now: datetime) -> int:
+    oldest = (
+        PromotionJob.objects.filter(
+            tenant=tenant, created_at__gt=now - BUDGET_WINDOW, status__in=PROMOTION_BUDGET_STATUSES
+        )
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    if oldest is None:
+        return 1
+    return max(1, int((oldest + BUDGET_WINDOW - now).total_seconds()) + 1)
+
+
+def _validate_session_id(session_id: object) -> str:
+    if (
+        not isinstance(session_id, str)
+        or not session_id.strip()
+        or len(session_id) > SESSION_ID_MAX_LENGTH
+    ):
+        raise ValidationFailed(
+            f"session_id must be a string of 1–{SESSION_ID_MAX_LENGTH} characters.",
+            code=MemoryErrorCode.INVALID_SESSION_ID,
+        )
+    return session_id
+
+
+def _enqueue(job_id: uuid.UUID) -> Callable[[], None]:
+    def enqueue() -> None:
+        promote_session_task.delay(str(job_id))
+
+    return enqueue
+
+
+# ----------------------------------------------------------------------------- trigger
+
+
+@dataclass(frozen=True)
+class PromotionRequest:
+    session_id: str
+    enqueued: bool
+    reason: str  # enqueued | already_queued | unchanged | too_few_turns | budget_exceeded
+    job_id: uuid.UUID | None = None
+
+
+def promotion_request(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    session_id: str,
+    trigger: str = PromotionTrigger.EXPLICIT,
+) -> PromotionRequest:
+    """Reserve a compile for one session and enqueue it, or say why not.
+
+    Explicit triggers raise :class:`BudgetExceeded` (429, before any LLM call) when the
+    tenant's hourly budget is spent; the sweep gets ``reason="budget_exceeded"`` instead.
+    """
+    session_id = _validate_session_id(session_id)
+    if subject_id.startswith(RESERVED_SUBJECT_PREFIX):
+        raise ReservedSubject("Reserved subjects are never promoted.")
+    turns = _session_turns(tenant=tenant, subject_id=subject_id, session_id=session_id)
+    if len(turns) < 2:
+        # 0/1-turn sessions are no-ops that write no watermark and spend no budget.
+        return PromotionRequest(session_id=session_id, enqueued=False, reason="too_few_turns")
+    fingerprint = session_fingerprint([(role, content) for role, content, _ in turns])
+    if fingerprint == _watermark(tenant=tenant, subject_id=subject_id, session_id=session_id):
+        emit("memory_promotion.skipped", {"count": 1}, {"reason": "unchanged", "at": "trigger"})
+        return PromotionRequest(session_id=session_id, enqueued=False, reason="unchanged")
+    now = timezone.now()
+    with transaction.atomic(using=PRIMARY):
+        _lock_tenant_budget(tenant)
+        in_flight = PromotionJob.objects.filter(
+            tenant=tenant,
+            subject_id=subject_id,
+            session_id=session_id,
+            status__in=(PromotionJobStatus.QUEUED, PromotionJobStatus.RUNNING),
+        ).first()
+        if in_flight is not None:
+            return PromotionRequest(
+                session_id=session_id, enqueued=False, reason="already_queued", job_id=in_flight.pk
+            )
+        if _budget_used(tenant=tenant, now=now) >= settings.PROMOTION_BUDGET_PER_HOUR:
+            emit("memory_promotion.budget_exceeded", {"count": 1}, {"trigger": trigger})
+            if trigger == PromotionTrigger.SWEEP:
+                return PromotionRequest(
+                    session_id=session_id, enqueued=False, reason="budget_exceeded"
+                )
+            raise BudgetExceeded(
+                "This tenant's hourly promotion budget is spent.",
+                retry_after_seconds=_retry_after_seconds(tenant=tenant, now=now),
+                details={"budget_per_hour": settings.PROMOTION_BUDGET_PER_HOUR},
+            )
+        try:
+            with transaction.atomic(using=PRIMARY):
+                job = PromotionJob.objects.create(
+                    tenant=tenant, subject_id=subject_id, session_id=session_id, trigger=trigger
+                )
+        except IntegrityError:
+            # Another process reserved this session between our check and insert (the
+            # partial unique index on in-flight jobs is the structural backstop).
+            return PromotionRequest(session_id=session_id, enqueued=False, reason="already_queued")
+        transaction.on_commit(_enqueue(job.pk), using=PRIMARY)
+    return PromotionRequest(session_id=session_id, enqueued=True, reason="enqueued", job_id=job.pk)
+
+
+# ----------------------------------------------------------------------------- persist
+
+
+@dataclass
+class PersistOutcome:
+    promoted: int = 0
+    superseded: int = 0
+    gated_out: int = 0
+    dropped_quota: int = 0
+    cross_links_stripped: int = 0
+    memory_ids: list[str] = field(default_factory=list)
+
+
+def _visible_links(*, tenant: Tenant, subject_id: str, links: Sequence[str]) -> set[str]:
+    from apps.knowledge.selectors import visible_article_ids
+    from apps.knowledge.viewer import Viewer
+
+    ids = {
+        str(article_id)
+        for article_id in visible_article_ids(
+            tenant=tenant, viewer=Viewer.for_subject(subject_id), ids=list(links)
+        )
+    }
+    return ids
+
+
+def _nearest_promoted(
+    *, tenant: Tenant, subject_id: str, vector: list[float]
+) -> tuple[Memory, float] | None:
+    from pgvector.django import CosineDistance
+
+    row = (
+        Memory.objects.filter(
+            tenant=tenant,
+            subject_id=subject_id,
+            source=MemorySource.PROMOTED,
+            superseded_by__isnull=True,
+            embedding__isnull=False,
+        )
+        .annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance")
+        .only("pk")
+        .first()
+    )
+    if row is None:
+        return None
+    return row, 1.0 - float(row.distance)
+
+
+def promotion_persist(
+    *, tenant: Tenant, subject_id: str, session_id: str, candidates: Sequence[Candidate]
+) -> PersistOutcome:
+    """Write gated candidates as ``source: promoted`` memories (spec step 5).
+
+    Embeds synchronously so no paraphrase slips past near-duplicate detection; an identical
+    text is a no-op (``gated_out``); a paraphrase above the near-duplicate threshold
+    supersedes the prior *promoted* row — never an explicit one; cross_links are kept only
+    when the subject can see the article. Raises :class:`PromotionSnoozed` (nothing written)
+    when embeddings are unavailable and :class:`ReservedSubject` for the eval subject.
+    """
+    if subject_id.startswith(RESERVED_SUBJECT_PREFIX):
+        raise ReservedSubject("Reserved subjects never receive promoted memories.")
+    outcome = PersistOutcome()
+    if not candidates:
+        return outcome
+    try:
+        vectors = embed_texts(
+            tenant_embedding_config(tenant=tenant), [candidate.text for candidate in candidates]
+        )
+    except EmbeddingsUnavailable as exc:
+        raise PromotionSnoozed(exc.reason) from exc
+    all_links = sorted({link for candidate in candidates for link in candidate.cross_links})
+    visible = (
+        _visible_links(tenant=tenant, subject_id=subject_id, links=all_links)
+        if all_links
+        else set()
+    )
+    now = timezone.now()
+    with transaction.atomic(using=PRIMARY):
+        lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        live = Memory.objects.filter(
+            tenant=tenant, subject_id=subject_id, superseded_by__isnull=True
+        ).count()
+        room = settings.MEMORY_QUOTA_LIVE_ROWS - live
+        for candidate, vector in zip(candidates, vectors, strict=True):
+            content_hash = embedding_content_hash(candidate.text)
+            if (
+                Memory.objects.filter(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    embedding_content_hash=content_hash,
+                    superseded_by__isnull=True,
+                ).exists()
+                or Memory.objects.filter(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    source=MemorySource.PROMOTED,
+                    embedding_content_hash=content_hash,
+                ).exists()
+            ):
+                outcome.gated_out += 1
+                continue
+            nearest = _nearest_promoted(tenant=tenant, subject_id=subject_id, vector=vector)
+            replaces = (
+                nearest[0]
+                if nearest is not None and nearest[1] >= settings.PROMOTION_NEAR_DUPLICATE_THRESHOLD
+                else None
+            )
+            if replaces is None and room <= 0:
+                outcome.dropped_quota += 1
+                continue
+            kept_links = [link for link in candidate.cross_links if link in visible]
+            outcome.cross_links_stripped += len(candidate.cross_links) - len(kept_links)
+            memory = Memory(
+                tenant=tenant,
+                subject_id=subject_id,
+                text=candidate.text,
+                embedding=np.asarray(vector, dtype=np.float32),
+                embedding_content_hash=content_hash,
+                embedded_at=now,
+                confidence=candidate.confidence,
+                source=MemorySource.PROMOTED,
+                source_session_id=session_id,
+                metadata={"kind": candidate.kind, "cross_links": kept_links},
+            )
+            memory.save()
+            outcome.promoted += 1
+            outcome.memory_ids.append(str(memory.pk))
+            if replaces is not None:
+                Memory.objects.filter(pk=replaces.pk).update(
+                    superseded_by=memory, superseded_at=now
+                )
+                outcome.superseded += 1
+            else:
+                room -= 1
+    for event, count in (
+        ("memory_promotion.promoted", outcome.promoted),
+        ("memory_promotion.superseded", outcome.superseded),
+        ("memory_promotion.gated_out", outcome.gated_out),
+    ):
+        if count:
+            emit(event, {"count": count}, {"tenant_id": str(tenant.pk)})
+    if outcome.dropped_quota:
+        emit(
+            "memory_promotion.discarded",
+            {"count": outcome.dropped_quota},
+            {"tenant_id": str(tenant.pk), "reason": "quota_exceeded"},
+        )
+    return outcome
+
+
+# ----------------------------------------------------------------------------- worker
+
+
+def confidence_gate(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Drop candidates below the threshold; keep the most confident up to the cap."""
+    survivors = [c for c in candidates if c.confidence >= settings.PROMOTION_CONFIDENCE_THRESHOLD]
+    survivors.sort(key=lambda c: -c.confidence)
+    return survivors[: settings.PROMOTION_MAX_CANDIDATES]
+
+
+def _finish(job: PromotionJob, status: str, outcome: dict[str, Any]) -> None:
+    PromotionJob.objects.filter(pk=job.pk).update(
+        status=status, outcome=outcome, finished_at=timezone.now()
+    )
+
+
+def promotion_run(*, job_id: uuid.UUID | str) -> str:
+    """Run one reserved job (the Celery task body). Returns the job's final status.
+
+    Idempotent: only a ``queued`` job is claimed, so a redelivered message is a no-op.
+    """
+    claimed = PromotionJob.objects.filter(pk=job_id, status=PromotionJobStatus.QUEUED).update(
+        status=PromotionJobStatus.RUNNING
+    )
+    job = PromotionJob.objects.select_related("tenant").filter(pk=job_id).first()
+    if not claimed or job is None:
+        return job.status if job is not None else "missing"
+    tenant, subject_id, session_id = job.tenant, job.subject_id, job.session_id
+    metadata = {"tenant_id": str(tenant.pk), "session_id": session_id, "trigger": job.trigger}
+
+    # Worker-level re-check: a burst that slipped past the reservation becomes a cheap no-op.
+    if _budget_used(tenant=tenant, now=job.created_at, before=job) >= (
+        settings.PROMOTION_BUDGET_PER_HOUR
+    ):
+        _finish(job, PromotionJobStatus.DROPPED, {"reason": "budget_exceeded"})
+        emit("memory_promotion.skipped", {"count": 1}, {**metadata, "reason": "budget_exceeded"})
+        return PromotionJobStatus.DROPPED
+
+    rows = _session_turns(tenant=tenant, subject_id=subject_id, session_id=session_id)
+    fingerprint = session_fingerprint([(role, content) for role, content, _ in rows])
+    if len(rows) < 2 or fingerprint == _watermark(
+        tenant=tenant, subject_id=subject_id, session_id=session_id
+    ):
+        reason = "too_few_turns" if len(rows) < 2 else "unchanged"
+        _finish(job, PromotionJobStatus.SKIPPED, {"reason": reason})
+        emit("memory_promotion.skipped", {"count": 1}, {**metadata, "reason": reason})
+        return PromotionJobStatus.SKIPPED
+
+    turns = turn_window(
+        [
+            Turn(role=role, content=content)
+            for role, content, meta in rows
+            if not is_recalled_context(meta)
+        ]
+    )
+    try:
+        candidates = compile_turns(turns, llm=tenant_llm_config(tenant=tenant))
+    except CompileFailed as exc:
+        _finish(job, PromotionJobStatus.FAILED, {"reason": exc.reason})
+        emit("memory_promotion.failed", {"count": 1}, {**metadata, "reason": exc.reason})
+        return PromotionJobStatus.FAILED
+    survivors = confidence_gate(candidates)
+    emit(
+        "memory_promotion.compiled",
+        {"candidates": len(candidates), "survivors": len(survivors)},
+        metadata,
+    )
+    try:
+        outcome = promotion_persist(
+            tenant=tenant, subject_id=subject_id, session_id=session_id, candidates=survivors
+        )
+    except PromotionSnoozed:
+        # Put the job back so the retry claims it again; the watermark is untouched.
+        PromotionJob.objects.filter(pk=job.pk).update(status=PromotionJobStatus.QUEUED)
+        raise
+    SessionPromotion.objects.update_or_create(
+        tenant=tenant,
+        subject_id=subject_id,
+        session_id=session_id,
+        defaults={"content_hash": fingerprint},
+    )
+    SessionPromotion.objects.filter(
+        tenant=tenant, subject_id=subject_id, session_id=session_id
+    ).update(promoted_count=F("promoted_count") + outcome.promoted)
+    result = {k: v for k, v in asdict(outcome).items() if k != "memory_ids"}
+    _finish(job, PromotionJobStatus.COMPLETED, {**result, "candidates": len(candidates)})
+    return PromotionJobStatus.COMPLETED
+
+
+# ----------------------------------------------------------------------------- sweep
+
+
+@dataclass
+class SweepResult:
+    considered: int = 0
+    enqueued: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+def promotion_sweep(*, now: datetime | None = None) -> SweepResult:
+    """Enqueue promotion for idle sessions across all tenants, oldest-active first.
+
+    "Oldest-active" orders by the earliest expiry among a session's turns, so the session
+    nearest its prune deadline is never starved behind newer ones.
+    """
+    now = now or timezone.now()
+    sessions = (
+        SessionMemory.objects.filter(expires_at__gt=now)
+        .exclude(subject_id__startswith=RESERVED_SUBJECT_PREFIX)
+        .values("tenant_id", "subject_id", "session_id")
+        .annotate(last_turn=Max("created_at"), deadline=Min("expires_at"))
+        .filter(
+            last_turn__gte=now - timedelta(seconds=settings.PROMOTION_SWEEP_WINDOW_SECONDS),
+            last_turn__lte=now - timedelta(seconds=settings.PROMOTION_SWEEP_IDLE_SECONDS),
+        )
+        .order_by("deadline", "tenant_id", "subject_id", "session_id")[
+            : settings.PROMOTION_SWEEP_MAX_SESSIONS
+        ]
+    )
+    result = SweepResult()
+    tenants: dict[Any, Tenant] = {}
+    for row in sessions:
+        tenant = tenants.get(row["tenant_id"]) or Tenant.objects.get(pk=row["tenant_id"])
+        tenants[row["tenant_id"]] = tenant
+        request = promotion_request(
+            tenant=tenant,
+            subject_id=row["subject_id"],
+            session_id=row["session_id"],
+            trigger=PromotionTrigger.SWEEP,
+        )
+        result.considered += 1
+        result.enqueued += int(request.enqueued)
+        result.reasons[request.reason] = result.reasons.get(request.reason, 0) + 1
+    return result
+
+
+def assert_promotion_ttl_invariant() -> None:
+    """sweep_interval < sweep_window < session TTL, or no session can be promoted reliably."""
+    interval = settings.PROMOTION_SWEEP_INTERVAL_SECONDS
+    window = settings.PROMOTION_SWEEP_WINDOW_SECONDS
+    ttl = settings.SESSION_DEFAULT_TTL_SECONDS
+    if not interval < window < ttl:
+        raise ImproperlyConfigured(
+            "Promotion TTL-window invariant violated: need PROMOTION_SWEEP_INTERVAL_SECONDS "
+            f"({interval}) < PROMOTION_SWEEP_WINDOW_SECONDS ({window}) < "
+            f"SESSION_DEFAULT_TTL_SECONDS ({ttl})."
+        )
