@@ -9,10 +9,11 @@ export ENGRAM_DATA_DIR ?= $(CURDIR)/.data
 
 .PHONY: run test test-scale lint format migrate venv clean-data stop-db bench
 
-$(STAMP): requirements/base.txt requirements/local.txt requirements/constraints.txt
+$(STAMP): requirements/base.txt requirements/local.txt requirements/constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements/local.txt
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 venv: $(STAMP)
