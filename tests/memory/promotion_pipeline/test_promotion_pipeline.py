@@ -261,12 +261,13 @@ def test_embeddings_down_snoozes_without_writing(tenant, promoter):
     tenant.embedding_provider = "openai"
     tenant.embedding_config = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
     tenant.save()
-    request = promotion_request(tenant=tenant, subject_id="agent-a", session_id=SESSION)
+    job_id = promotion_request(tenant=tenant, subject_id="agent-a", session_id=SESSION).job_id
+    assert job_id is not None
 
     with pytest.raises(PromotionSnoozed):
-        promotion_run(job_id=request.job_id)
+        promotion_run(job_id=job_id)
 
-    assert PromotionJob.objects.get(pk=request.job_id).status == "queued"
+    assert PromotionJob.objects.get(pk=job_id).status == "queued"
     assert SessionPromotion.objects.count() == 0
     assert _all_promoted(tenant) == 0
 
