@@ -110,7 +110,10 @@ def tenant_configure_embedding_provider(
         probe_embedding_provider,
     )
 
-    candidate = EmbeddingConfig.from_parts(provider=provider, config=config, api_key=api_key)
+    try:
+        candidate = EmbeddingConfig.from_parts(provider=provider, config=config, api_key=api_key)
+    except ValueError as exc:
+        raise InvalidProviderConfig(str(exc)) from exc
     try:
         probe_embedding_provider(candidate)
     except EmbeddingsUnavailable as exc:
@@ -132,7 +135,7 @@ def tenant_configure_embedding_provider(
 def tenant_configure_llm_provider(
     *, tenant: Tenant, provider: str, config: dict[str, Any], api_key: str = ""
 ) -> Tenant:
-    from apps.providers.llm import LLM_PROVIDERS
+    from apps.providers.llm import LLM_PROVIDERS, LLMConfig
 
     if provider not in LLM_PROVIDERS:
         raise InvalidProviderConfig(
@@ -140,6 +143,10 @@ def tenant_configure_llm_provider(
         )
     if provider != "heuristic" and not api_key and not config.get("base_url"):
         raise InvalidProviderConfig(f"The {provider} provider needs an api_key or a base_url.")
+    try:
+        LLMConfig.from_parts(provider=provider, config=config, api_key=api_key)
+    except ValueError as exc:
+        raise InvalidProviderConfig(str(exc)) from exc
     tenant.llm_provider = provider
     tenant.llm_config = {k: v for k, v in config.items() if k != "api_key"}
     tenant.llm_api_key_encrypted = encrypt_secret(api_key)

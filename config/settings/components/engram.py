@@ -64,9 +64,9 @@ KNOWLEDGE_CONTEXT_MAX_LINKED = 20
 KNOWLEDGE_SNIPPET_CHARS = 240
 KNOWLEDGE_REFERENCED_MAX_IDS = 50
 # Novelty gate: cosine similarity (title + body, local model) to the nearest visible article.
-KNOWLEDGE_DEDUPE_THRESHOLD = env.float("ENGRAM_KNOWLEDGE_DEDUPE_THRESHOLD", default=0.92)
+KNOWLEDGE_DEDUPE_THRESHOLD = env.float("ENGRAM_KNOWLEDGE_DEDUPE_THRESHOLD", default=0.95)
 KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD = env.float(
-    "ENGRAM_KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD", default=0.80
+    "ENGRAM_KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD", default=0.60
 )
 # Hybrid search: reciprocal rank fusion constant (Cormack et al. 2009) and the regconfig.
 KNOWLEDGE_RRF_K = 60
@@ -78,7 +78,7 @@ KNOWLEDGE_HNSW_MAX_SCAN_TUPLES = env.int("ENGRAM_KNOWLEDGE_HNSW_MAX_SCAN_TUPLES"
 # answer_confidence: separation (robust z) of this query's top score from the rest of its
 # own pool. Scale-free, so it survives a change of model, fusion or corpus size.
 KNOWLEDGE_ANSWER_SEPARATION = env.float("ENGRAM_KNOWLEDGE_ANSWER_SEPARATION", default=4.0)
-KNOWLEDGE_WEAK_SEPARATION = env.float("ENGRAM_KNOWLEDGE_WEAK_SEPARATION", default=2.5)
+KNOWLEDGE_WEAK_SEPARATION = env.float("ENGRAM_KNOWLEDGE_WEAK_SEPARATION", default=3.0)
 KNOWLEDGE_ANSWER_MIN_ROWS = 4
 # Diversity selection (spec "Diversity selection on the knowledge half"); every knob is
 # overridable per call through apps.knowledge.diversity.DiversityOptions.

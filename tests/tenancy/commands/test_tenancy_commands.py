@@ -183,3 +183,19 @@ def test_configure_llm_provider_validates_the_name(db):
 
     _run("configure_provider", "--tenant", "acme", "--kind", "llm", "--provider", "heuristic")
     assert Tenant.objects.get(slug="acme").llm_provider == "heuristic"
+
+
+@pytest.mark.parametrize(
+    ("_case", "kind", "extra"),
+    [
+        ("bad_dimensions", "embedding", ["--provider", "fake", "--dimensions", "-3"]),
+        ("unknown_embedding_provider", "embedding", ["--provider", "nope"]),
+    ],
+)
+def test_configure_provider_rejects_bad_config_cleanly(db, _case, kind, extra):
+    _run("create_tenant", "--slug", "acme")
+
+    with pytest.raises(CommandError, match="invalid_provider_config"):
+        _run("configure_provider", "--tenant", "acme", "--kind", kind, *extra)
+
+    assert Tenant.objects.get(slug="acme").embedding_provider == ""

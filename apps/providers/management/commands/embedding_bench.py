@@ -1,0 +1,43 @@
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from typing_extensions import override
+
+from apps.providers.bench import embedding_bench_run
+
+
+class Command(BaseCommand):
+    help = (
+        "Measure the local embedding model: batched texts/s and single-query latency "
+        "(figures for docs/embeddings.md)."
+    )
+
+    @override
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--texts", type=int, default=1000, help="Sentences to embed.")
+        parser.add_argument("--batch", type=int, default=32, help="Texts per embed_texts call.")
+        parser.add_argument("--queries", type=int, default=200, help="Single-text calls timed.")
+        parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+
+    @override
+    def handle(self, *args: Any, **options: Any) -> None:
+        if min(options["texts"], options["batch"], options["queries"]) < 1:
+            raise CommandError("--texts, --batch and --queries must be at least 1.")
+        result = embedding_bench_run(
+            texts=options["texts"], batch=options["batch"], queries=options["queries"]
+        )
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_dict(), sort_keys=True))
+            return
+        self.stdout.write(f"model        {result.model} ({result.dimensions} dimensions)")
+        self.stdout.write(f"threads      {result.threads} (LOCAL_EMBEDDING_THREADS)")
+        self.stdout.write(f"model load   {result.load_seconds:.3f} s")
+        self.stdout.write(
+            f"batched      {result.texts_per_second:.1f} texts/s "
+            f"({result.texts} texts, {result.batch} per call)"
+        )
+        self.stdout.write(
+            f"single query p50 {result.query_p50_ms:.2f} ms, p95 {result.query_p95_ms:.2f} ms "
+            f"({result.queries} queries)"
+        )

