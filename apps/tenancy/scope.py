@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from apps.tenancy.exceptions import SubjectUnresolvable
 from apps.tenancy.models import ApiKey, ApiKeyRole, Tenant
 
-
 #: Subjects under this prefix are reserved for Engram itself (e.g. the promotion eval). No API
 #: key can act as one: ``api_key_create`` refuses such an ``agent_id``.
 RESERVED_SUBJECT_PREFIX = "engram:"
