@@ -2,7 +2,8 @@
 
 Event names mirror the spec, e.g. ``memory_promotion.compiled``. Each event increments the
 ``engram_events_total{event}`` counter; numeric measurements named ``*_ms``/``*_seconds`` are
-observed on a histogram, and counts (``count``, ``survivors`` …) are added to
+observed on a histogram, ratios (``precision``, ``recall``, ``f1``, ``*_rate``) are set on a
+gauge (summing ratios would mean nothing), and counts (``count``, ``survivors`` …) are added to
 ``engram_event_measurement_total{event,measurement}``.
 """
 
@@ -12,7 +13,7 @@ import json
 import logging
 from typing import Any
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 logger = logging.getLogger("engram.telemetry")
 
@@ -20,6 +21,8 @@ EVENTS = Counter("engram_events_total", "Telemetry events emitted", ["event"])
 MEASUREMENTS = Counter(
     "engram_event_measurement_total", "Summed event measurements", ["event", "measurement"]
 )
+RATIOS = Gauge("engram_event_ratio", "Latest ratio reported with events", ["event", "measurement"])
+RATIO_NAMES = frozenset({"precision", "recall", "f1"})
 DURATIONS = Histogram(
     "engram_event_duration_seconds", "Durations reported with events", ["event", "measurement"]
 )
@@ -36,6 +39,8 @@ def emit(
             DURATIONS.labels(event=event, measurement=name).observe(value / 1000.0)
         elif name.endswith("_seconds"):
             DURATIONS.labels(event=event, measurement=name).observe(value)
+        elif name in RATIO_NAMES or name.endswith("_rate"):
+            RATIOS.labels(event=event, measurement=name).set(value)
         else:
             MEASUREMENTS.labels(event=event, measurement=name).inc(value)
     logger.info(
