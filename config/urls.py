@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/v1/tenancy/", include("apps.tenancy.urls")),
     path("api/v1/projects/", include("apps.projects.urls")),
+    path("api/v1/knowledge/", include("apps.knowledge.urls")),
     path("api/v1/", include("apps.memory.urls")),
 ]
 

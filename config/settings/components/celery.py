@@ -56,4 +56,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "memory.backfill_embeddings",
         "schedule": timedelta(seconds=EMBEDDING_BACKFILL_INTERVAL_S),
     },
+    # Embed any knowledge article whose on-commit task was lost or gave up.
+    "knowledge.backfill_embeddings": {
+        "task": "knowledge.backfill_embeddings",
+        "schedule": timedelta(seconds=EMBEDDING_BACKFILL_INTERVAL_S),
+    },
 }

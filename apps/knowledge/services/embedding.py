@@ -1,0 +1,125 @@
+"""Fill in article embeddings: on commit (batched task) and by the beat backfill.
+
+Articles proposed through the novelty gate are embedded synchronously (the gate needs the
+vector anyway); articles written or edited through the API are stored with ``embedding``
+NULL and embedded here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from django.conf import settings
+from django.db import connections, transaction
+from django.utils import timezone
+
+from apps.core.db.routers import PRIMARY
+from apps.core.telemetry import emit
+from apps.knowledge.models import Article, ArticleStatus
+from apps.knowledge.services.fields import article_embedding_text
+from apps.knowledge.tasks import embed_articles_task
+from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts
+from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_config
+
+BACKFILL_MAX_ROWS_PER_RUN = 1_000
+
+
+@dataclass
+class ArticleEmbeddingRun:
+    embedded: int = 0
+    # tenant id → reason, for tenants whose provider was unavailable (their rows stay NULL
+    # and are retried; nothing is lost).
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+def enqueue_article_embedding(article_ids: Sequence[object]) -> None:
+    """Embed these articles once the current transaction commits (never before: the task
+    could otherwise run on another worker before the rows are visible)."""
+    ids = [str(article_id) for article_id in article_ids]
+    batch = settings.EMBEDDING_BATCH_SIZE
+    for start in range(0, len(ids), batch):
+        chunk = ids[start : start + batch]
+        transaction.on_commit(partial(embed_articles_task.delay, chunk), using=PRIMARY)
+
+
+def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]]) -> int:
+    """One UPDATE for the batch. Only rows still unembedded AND still at the version that was
+    embedded are written: an edit made while the provider was working cleared the vector and
+    bumped the version, so its stale vector is discarded and the edit's own task fills it."""
+    literals = ["[" + ",".join(f"{value:.7g}" for value in vector) + "]" for vector in vectors]
+    with connections[PRIMARY].cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {Article._meta.db_table} AS a
+               SET embedding = v.embedding::vector, embedded_at = %s
+              FROM (SELECT unnest(%s::uuid[]) AS id,
+                           unnest(%s::int[]) AS version,
+                           unnest(%s::text[]) AS embedding) AS v
+             WHERE a.id = v.id AND a.version = v.version AND a.embedding IS NULL
+            """,  # noqa: S608 - the table name is a model constant; values are parameters
+            [
+                timezone.now(),
+                [str(row.pk) for row in rows],
+                [row.version for row in rows],
+                literals,
+            ],
+        )
+        return int(cursor.rowcount)
+
+
+def _embed_for_tenant(*, tenant: Tenant, rows: Sequence[Article], run: ArticleEmbeddingRun) -> None:
+    config = tenant_embedding_config(tenant=tenant)
+    batch_size = settings.EMBEDDING_BATCH_SIZE
+    for start in range(0, len(rows), batch_size):
+        batch = list(rows[start : start + batch_size])
+        texts = [article_embedding_text(title=row.title, body=row.body) for row in batch]
+        try:
+            vectors = embed_texts(config, texts)
+        except EmbeddingsUnavailable as exc:
+            run.unavailable[str(tenant.pk)] = exc.reason
+            emit(
+                "knowledge_embedding.unavailable",
+                {"count": len(rows) - start},
+                {"tenant_id": str(tenant.pk), "reason": exc.reason},
+            )
+            return
+        run.embedded += _store_vectors(rows=batch, vectors=vectors)
+
+
+def article_embed_pending(*, article_ids: Sequence[str]) -> ArticleEmbeddingRun:
+    """Embed those of ``article_ids`` that are still pending (idempotent)."""
+    run = ArticleEmbeddingRun()
+    rows = list(
+        Article.objects.select_related("tenant")
+        .filter(pk__in=list(article_ids), embedding__isnull=True)
+        .exclude(status=ArticleStatus.ARCHIVED)
+        .only("pk", "title", "body", "version", "tenant")
+        .order_by("created_at", "id")
+    )
+    by_tenant: dict[str, list[Article]] = defaultdict(list)
+    tenants: dict[str, Tenant] = {}
+    for row in rows:
+        by_tenant[str(row.tenant_id)].append(row)
+        tenants[str(row.tenant_id)] = row.tenant
+    for tenant_id, tenant_rows in by_tenant.items():
+        _embed_for_tenant(tenant=tenants[tenant_id], rows=tenant_rows, run=run)
+    if run.embedded:
+        emit("knowledge_embedding.embedded", {"count": run.embedded})
+    return run
+
+
+def article_backfill_embeddings(
+    *, max_rows: int = BACKFILL_MAX_ROWS_PER_RUN
+) -> ArticleEmbeddingRun:
+    """Embed articles whose on-commit task never ran or gave up (oldest first, bounded)."""
+    ids = list(
+        Article.objects.filter(embedding__isnull=True)
+        .exclude(status=ArticleStatus.ARCHIVED)
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)[:max_rows]
+    )
+    return article_embed_pending(article_ids=[str(pk) for pk in ids])

@@ -1,0 +1,192 @@
+"""The novelty gate: every agent write-back (and every graduation) goes through here.
+
+Verdicts, checked in this order against the articles the proposing viewer can see in the
+proposal's partition (global, or global ∪ its project):
+
+* ``duplicate`` — a visible article has the same normalised body (its
+  ``embedding_content_hash``): that canonical article is returned, nothing is written. This
+  check needs no vector, so it runs before the embedding is spent.
+* ``deduplicated`` — cosine similarity to the nearest visible article ≥
+  ``KNOWLEDGE_DEDUPE_THRESHOLD``: the canonical article, nothing written.
+* ``gated_to_draft`` — ≥ ``KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD``: created as an unpublished
+  draft, linked ``potential_conflict`` to its neighbour for a curator to resolve.
+* ``created`` — otherwise: created and published.
+
+Embeddings unavailable → the gate "falls open": :class:`GateUnavailable` (503
+``gate_unavailable``) and nothing is written. docs/knowledge.md has the measured thresholds.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from pgvector.django import CosineDistance
+
+from apps.core.db.routers import PRIMARY
+from apps.core.telemetry import emit
+from apps.knowledge.exceptions import GateUnavailable
+from apps.knowledge.models import (
+    Article,
+    ArticleSource,
+    ArticleStatus,
+    ArticleVisibility,
+    LinkKind,
+)
+from apps.knowledge.services.articles import (
+    Proposal,
+    Verdict,
+    ensure_title_free,
+    exact_duplicate,
+    insert_article,
+    is_title_violation,
+    link_articles,
+    title_taken_error,
+)
+from apps.knowledge.services.fields import CleanArticle, clean_article
+from apps.knowledge.services.locks import lock_knowledge_writes
+from apps.knowledge.viewer import Viewer, project_partition, visible_q
+from apps.providers.embeddings import EmbeddingsUnavailable, embed_query
+from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_config
+
+
+def _nearest(
+    *, tenant: Tenant, viewer: Viewer, fields: CleanArticle, vector: list[float]
+) -> tuple[Article | None, float]:
+    """The visible article closest to ``vector`` and its cosine similarity (exact scan).
+
+    Exact rather than approximate: the gate must not miss a duplicate the index skipped, and
+    it runs once per write over one tenant's articles.
+    """
+    nearest = (
+        Article.objects.using(PRIMARY)
+        .filter(tenant=tenant, embedding__isnull=False)
+        .filter(visible_q(viewer))
+        .filter(project_partition(project_id=fields.project_id))
+        .annotate(distance=CosineDistance("embedding", vector))
+        .defer("embedding")
+        .order_by("distance", "id")
+        .first()
+    )
+    if nearest is None:
+        return None, 0.0
+    return nearest, 1.0 - float(nearest.distance)
+
+
+def _report(tenant: Tenant, verdict: str, similarity: float | None, source: str) -> None:
+    measurements = {"count": 1.0}
+    if similarity is not None:
+        measurements["similarity"] = similarity
+    emit(
+        f"knowledge_gate.{verdict}",
+        measurements,
+        {"tenant_id": str(tenant.pk), "source": source},
+    )
+
+
+def propose_article(
+    *,
+    tenant: Tenant,
+    viewer: Viewer,
+    title: str,
+    body: str,
+    category: str,
+    tags: Sequence[str] = (),
+    project_id: uuid.UUID | None = None,
+    visibility: str = ArticleVisibility.TENANT,
+    owner_agent_id: str = "",
+    source: str = ArticleSource.AGENT,
+    source_memory_id: uuid.UUID | None = None,
+) -> Proposal:
+    """Run a proposed article through the novelty gate (see the module docstring).
+
+    The viewer decides what counts as "already known": only articles it can see are
+    compared, so an agent's proposal is never answered with another agent's private
+    article. An agent viewer always owns what it proposes (``owner_agent_id`` is its subject).
+    The candidate is embedded synchronously and its vector stored on the created row.
+
+    Raises ``GateUnavailable`` (503) when embeddings are unavailable, ``TitleTaken`` (409)
+    when another non-archived article already has the title but different content, and
+    ``InvalidArticle``/``InvalidProjectId`` (422) for bad input, in every case writing nothing.
+    """
+    fields = clean_article(
+        tenant=tenant,
+        viewer=viewer,
+        title=title,
+        body=body,
+        category=category,
+        tags=tags,
+        project_id=project_id,
+        visibility=visibility,
+        owner_agent_id=owner_agent_id,
+        source=source,
+        source_memory_id=source_memory_id,
+    )
+    content_hash = fields.content_hash
+    # Cheap pre-check: an exact duplicate never spends an embedding.
+    duplicate = exact_duplicate(
+        tenant=tenant, viewer=viewer, content_hash=content_hash, project_id=fields.project_id
+    )
+    if duplicate is not None:
+        _report(tenant, Verdict.DUPLICATE, None, fields.source)
+        return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
+    # Embedded outside the transaction: no lock or connection is held across a provider call.
+    try:
+        vector = embed_query(tenant_embedding_config(tenant=tenant), fields.embedding_text)
+    except EmbeddingsUnavailable as exc:
+        emit(
+            "knowledge_gate.unavailable",
+            {"count": 1},
+            {"tenant_id": str(tenant.pk), "reason": str(exc.reason)},
+        )
+        raise GateUnavailable(
+            "The novelty gate cannot run while embeddings are unavailable; nothing was "
+            "written. Retry once they recover.",
+            details={"reason": str(exc.reason)},
+        ) from exc
+    try:
+        with transaction.atomic(using=PRIMARY, durable=True):
+            lock_knowledge_writes(tenant=tenant)
+            # Re-checked under the lock: a concurrent proposal may have won since the pre-check.
+            duplicate = exact_duplicate(
+                tenant=tenant,
+                viewer=viewer,
+                content_hash=content_hash,
+                project_id=fields.project_id,
+            )
+            if duplicate is not None:
+                _report(tenant, Verdict.DUPLICATE, None, fields.source)
+                return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
+            neighbour, similarity = _nearest(
+                tenant=tenant, viewer=viewer, fields=fields, vector=vector
+            )
+            if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
+                _report(tenant, Verdict.DEDUPLICATED, similarity, fields.source)
+                return Proposal(verdict=Verdict.DEDUPLICATED, created=False, article=neighbour)
+            ensure_title_free(tenant=tenant, title=fields.title)
+            gated = (
+                neighbour is not None and similarity >= settings.KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD
+            )
+            article = insert_article(
+                tenant=tenant,
+                fields=fields,
+                status=ArticleStatus.DRAFT if gated else ArticleStatus.PUBLISHED,
+                embedding=vector,
+            )
+            if gated and neighbour is not None:
+                link_articles(
+                    tenant=tenant,
+                    from_article=article,
+                    to_article=neighbour,
+                    kind=LinkKind.POTENTIAL_CONFLICT,
+                )
+    except IntegrityError as exc:
+        if is_title_violation(exc):
+            raise title_taken_error(fields.title) from exc
+        raise
+    verdict = Verdict.GATED_TO_DRAFT if gated else Verdict.CREATED
+    _report(tenant, verdict, similarity if neighbour is not None else None, fields.source)
+    return Proposal(verdict=verdict, created=True, article=article)
