@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/v1/tenancy/", include("apps.tenancy.urls")),
     path("api/v1/projects/", include("apps.projects.urls")),
     path("api/v1/knowledge/", include("apps.knowledge.urls")),
+    path("api/v1/", include("apps.recall.urls")),
     path("api/v1/", include("apps.memory.urls")),
 ]
 

@@ -1,0 +1,156 @@
+"""HTTP API for merged recall under /api/v1/recall."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
+from apps.recall.selectors import recall_context
+from apps.recall.services import recall_referenced
+from apps.tenancy.api_base import TenantApi
+
+
+class RecallInputSerializer(serializers.Serializer[dict[str, Any]]):
+    # query and session_id are validated by the selector (one contract for every surface).
+    query = serializers.JSONField()
+    project_id = serializers.UUIDField(required=False, allow_null=True)
+    limit = serializers.IntegerField(
+        required=False,
+        default=settings.RECALL_DEFAULT_LIMIT,
+        min_value=1,
+        max_value=settings.RECALL_MAX_LIMIT,
+    )
+    session_id = serializers.JSONField(required=False, allow_null=True)
+
+
+class MergedRecallItemSerializer(serializers.Serializer[Any]):
+    source = serializers.ChoiceField(  # type: ignore[assignment] # shadows Field.source
+        choices=["memory", "knowledge"]
+    )
+    id = serializers.UUIDField()
+    rank = serializers.IntegerField(help_text="1-based position in the merged list.")
+    score = serializers.FloatField(allow_null=True)
+    selection_reason = serializers.CharField()
+    tokens_estimate = serializers.IntegerField(help_text="bytes/4 of the pasteable text.")
+    text = serializers.CharField(required=False, help_text="memory items")
+    title = serializers.CharField(required=False, help_text="knowledge items")
+    snippet = serializers.CharField(required=False, help_text="knowledge items")
+    category = serializers.CharField(required=False, help_text="knowledge items")
+    tags = serializers.ListField(child=serializers.CharField())
+
+
+class CandidatesConsideredSerializer(serializers.Serializer[Any]):
+    memory = serializers.IntegerField()
+    knowledge = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class MergedRecallMetaSerializer(serializers.Serializer[Any]):
+    recall_id = serializers.UUIDField()
+    results_ranking = serializers.CharField()
+    answer_confidence = serializers.ChoiceField(choices=["answer", "weak", "none"])
+    provenance = serializers.CharField(allow_null=True)
+    confidence = serializers.FloatField(allow_null=True)
+    degraded = serializers.BooleanField()
+    degraded_reason = serializers.CharField(allow_null=True)
+    candidates_considered = CandidatesConsideredSerializer()
+    selected_count = serializers.IntegerField()
+    tokens_selected = serializers.IntegerField()
+    tokens_candidates = serializers.IntegerField()
+    tokens_saved_vs_candidates = serializers.IntegerField()
+    memory_count = serializers.IntegerField()
+    knowledge_count = serializers.IntegerField()
+    diversity = serializers.DictField(allow_null=True)
+
+
+class MergedRecallOutputSerializer(serializers.Serializer[Any]):
+    data: Any = MergedRecallItemSerializer(many=True)
+    memory = serializers.DictField(help_text="The memory half's own envelope, untouched.")
+    knowledge = serializers.DictField(help_text="The knowledge half's own envelope, untouched.")
+    meta = MergedRecallMetaSerializer()
+
+
+class RecallApi(TenantApi):
+    halted_methods = frozenset()  # a read, even though it is a POST
+
+    @extend_schema(
+        operation_id="recall_context",
+        request=RecallInputSerializer,
+        responses={200: MergedRecallOutputSerializer, **COMMON_ERRORS},
+        tags=["recall"],
+    )
+    def post(self, request: Request) -> Response:
+        """Memory ∪ knowledge for one query, merged and explained.
+
+        `data` is sorted by score DESC, then knowledge before memory, then id ASC, so an
+        unchanged corpus renders a byte-identical `data` array (cache that, not the envelope:
+        `meta.recall_id` is minted per call). Hand `meta.recall_id` back to
+        `/recall/{recall_id}/referenced` for the articles you used.
+        """
+        payload = RecallInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        args = payload.validated_data
+        merged = recall_context(
+            scope=self.scope,
+            query=args["query"],
+            project_id=args.get("project_id"),
+            limit=args["limit"],
+            session_id=args.get("session_id"),
+        )
+        return Response(
+            {
+                "data": merged.data,
+                "memory": merged.memory,
+                "knowledge": merged.knowledge,
+                "meta": merged.meta,
+            }
+        )
+
+
+class RecallReferencedInputSerializer(serializers.Serializer[dict[str, Any]]):
+    # Validated by the service: invalid_article_ids / too_many_article_ids / not_surfaced.
+    article_ids = serializers.JSONField()
+
+
+class RecallReferencedDataSerializer(serializers.Serializer[Any]):
+    recall_id = serializers.UUIDField()
+    recorded = serializers.IntegerField()
+
+
+class RecallReferencedOutputSerializer(serializers.Serializer[Any]):
+    data: Any = RecallReferencedDataSerializer()
+    meta = serializers.DictField()
+
+
+class RecallReferencedApi(TenantApi):
+    halted_methods = frozenset()  # records a client assertion about a read, not agent memory
+
+    @extend_schema(
+        operation_id="recall_referenced",
+        request=RecallReferencedInputSerializer,
+        parameters=[OpenApiParameter("recall_id", str, OpenApiParameter.PATH)],
+        responses={201: RecallReferencedOutputSerializer, **COMMON_ERRORS, 404: ErrorSerializer},
+        tags=["recall"],
+    )
+    def post(self, request: Request, recall_id: str) -> Response:
+        """Record which surfaced articles the caller actually used (at most 50, all or
+        nothing). Any id recall did not surface under this `recall_id` in your tenant — a
+        memory id, an unknown or foreign recall id — is 422 `not_surfaced` and nothing is
+        written. Repeats cannot move the metrics (distinct pairs are counted)."""
+        payload = RecallReferencedInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        recorded = recall_referenced(
+            scope=self.scope,
+            recall_id=recall_id,
+            article_ids=payload.validated_data["article_ids"],
+        )
+        return Response(
+            {"data": {"recall_id": recall_id, "recorded": recorded}, "meta": {}},
+            status=status.HTTP_201_CREATED,
+        )

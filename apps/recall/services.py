@@ -1,0 +1,32 @@
+"""Writes of merged recall: the client's "referenced" assertion (the third funnel stage)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from apps.knowledge.services import record_referenced
+from apps.knowledge.viewer import Viewer
+from apps.recall.exceptions import InvalidRecallId
+from apps.tenancy.scope import RequestScope
+
+
+def recall_referenced(*, scope: RequestScope, recall_id: str, article_ids: Sequence[object]) -> int:
+    """Record that the caller used these articles from merged recall ``recall_id``.
+
+    ``recall_id`` is the search id stamped on the knowledge half's ``surfaced`` events, so
+    only articles that recall surfaced in the caller's tenant are accepted; anything else —
+    a memory id, an unknown or foreign recall id — fails the whole call with 422
+    ``not_surfaced`` and writes nothing.
+    """
+    try:
+        parsed = uuid.UUID(str(recall_id))
+    except ValueError as exc:
+        raise InvalidRecallId("recall_id must be a UUID.") from exc
+    return record_referenced(
+        tenant=scope.tenant,
+        viewer=Viewer.from_scope(scope),
+        api_key_id=scope.api_key.pk,
+        search_id=parsed,
+        article_ids=list(article_ids),  # type: ignore[arg-type] # validated by the callee
+    )
