@@ -33,11 +33,16 @@ class EngramClientConfig:
     api_key: str
 
     @classmethod
-    def from_env(cls) -> EngramClientConfig:
+    def from_env(cls, *, require_key: bool = True) -> EngramClientConfig:
+        """Read ``ENGRAM_API_URL`` and ``ENGRAM_API_KEY``.
+
+        ``require_key=False`` is for a server whose callers bring their own key on each request
+        (the MCP server over streamable HTTP); the configured key is then only a fallback.
+        """
         api_key = os.environ.get("ENGRAM_API_KEY", "").strip()
-        if not api_key:
+        if require_key and not api_key:
             raise RuntimeError("ENGRAM_API_KEY is not set")
-        api_url = os.environ.get("ENGRAM_API_URL", DEFAULT_API_URL).strip().rstrip("/")
+        api_url = os.environ.get("ENGRAM_API_URL", "").strip().rstrip("/") or DEFAULT_API_URL
         return cls(api_url=api_url, api_key=api_key)
 
 
@@ -45,9 +50,11 @@ class EngramClient:
     def __init__(
         self, config: EngramClientConfig, *, transport: httpx.BaseTransport | None = None
     ) -> None:
+        self.api_url = config.api_url
+        headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         self._http = httpx.Client(
             base_url=config.api_url,
-            headers={"Authorization": f"Bearer {config.api_key}"},
+            headers=headers,
             timeout=DEFAULT_TIMEOUT_SECONDS,
             transport=transport,
         )
@@ -62,10 +69,18 @@ class EngramClient:
         *,
         json: Any = None,
         params: dict[str, Any] | None = None,
+        api_key: str | None = None,
     ) -> dict[str, Any]:
-        """The decoded body of a 2xx response; an :class:`EngramApiError` otherwise."""
+        """The decoded body of a 2xx response; an :class:`EngramApiError` otherwise.
+
+        ``api_key`` replaces the configured key for this one request (a caller's own key,
+        forwarded by the MCP server over HTTP). Transport failures raise ``httpx.HTTPError``.
+        """
         clean_params = {k: v for k, v in (params or {}).items() if v is not None}
-        response = self._http.request(method, path, json=json, params=clean_params or None)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        response = self._http.request(
+            method, path, json=json, params=clean_params or None, headers=headers
+        )
         if response.status_code == 204:
             return {"data": None, "meta": {}}
         try:

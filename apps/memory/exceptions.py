@@ -17,6 +17,9 @@ class MemoryErrorCode(StrEnum):
     INVALID_SESSION_ID = "invalid_session_id"
     BUDGET_EXCEEDED = "budget_exceeded"
     RESERVED_SUBJECT = "reserved_subject"
+    ALREADY_GRADUATED = "already_graduated"
+    INVALID_MEMORY_ID = "invalid_memory_id"
+    INVALID_RE_SCOPE = "invalid_re_scope"
 
 
 class MemoryNotFound(NotFound):
@@ -45,3 +48,17 @@ class ReservedSubject(ValidationFailed):
     """Promotion output may never be written for a reserved subject (the eval subject)."""
 
     default_code: str = MemoryErrorCode.RESERVED_SUBJECT
+
+
+class AlreadyGraduated(Conflict):
+    """The memory already graduated into an article of a different scope."""
+
+    default_code: str = MemoryErrorCode.ALREADY_GRADUATED
+
+
+class InvalidMemoryId(ValidationFailed):
+    default_code: str = MemoryErrorCode.INVALID_MEMORY_ID
+
+
+class InvalidReScope(ValidationFailed):
+    default_code: str = MemoryErrorCode.INVALID_RE_SCOPE

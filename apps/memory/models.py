@@ -90,6 +90,12 @@ class Memory(TenantScopedModel):
     recall_count = models.PositiveIntegerField(default=0)
     last_recalled_at = models.DateTimeField(null=True, blank=True)
     graduated_at = models.DateTimeField(null=True, blank=True)
+    # The knowledge article this memory graduated into, and whether that first graduation was
+    # to the tenant-wide (global) partition. A memory graduates at most once.
+    graduated_article = models.ForeignKey(
+        "knowledge.Article", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    graduated_global = models.BooleanField(default=False)
 
     class Meta:
         indexes = [

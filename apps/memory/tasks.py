@@ -66,3 +66,10 @@ def promotion_sweep_task() -> None:
     from apps.memory.services.promotion import promotion_sweep
 
     promotion_sweep()
+
+
+@shared_task(name="memory.graduation_sweep", ignore_result=True, acks_late=True)
+def graduation_sweep_task() -> None:
+    from apps.memory.services.graduation import memory_graduation_sweep
+
+    memory_graduation_sweep()

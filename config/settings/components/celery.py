@@ -8,7 +8,10 @@ Without CELERY_BROKER_URL the filesystem broker under $ENGRAM_DATA_DIR/broker is
 from datetime import timedelta
 
 from config.env import data_dir, env
-from config.settings.components.engram import PROMOTION_SWEEP_INTERVAL_SECONDS
+from config.settings.components.engram import (
+    MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS,
+    PROMOTION_SWEEP_INTERVAL_SECONDS,
+)
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
@@ -50,6 +53,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "memory.promotion_sweep": {
         "task": "memory.promotion_sweep",
         "schedule": timedelta(seconds=PROMOTION_SWEEP_INTERVAL_SECONDS),
+    },
+    # Graduate hot memories into the knowledge wiki (bounded, round-robin across tenants).
+    "memory.graduation_sweep": {
+        "task": "memory.graduation_sweep",
+        "schedule": timedelta(seconds=MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS),
     },
     # Embed any long-term memory or article whose on-commit task was lost.
     "memory.backfill_embeddings": {

@@ -17,9 +17,19 @@ HEAVY_READ_STATEMENT_TIMEOUT_MS = env.int("ENGRAM_HEAVY_READ_STATEMENT_TIMEOUT_M
 CONN_MAX_AGE = env.int("ENGRAM_DB_CONN_MAX_AGE", default=60)
 
 
-def _with_timeout(config: dict[str, Any], timeout_ms: int) -> dict[str, Any]:
+# Heavy-read session defaults beyond the timeout. pgvector's iterative HNSW scan is on for the
+# whole session, not only inside recall's ANN transaction (which also sets it locally), so a
+# filtered vector read the planner sends to the HNSW index keeps walking the graph until the
+# LIMIT is met: a plan flip costs time, never rows. Postgres keeps `hnsw.*` as a placeholder
+# until the extension loads in the session, then validates it (an unknown value warns and
+# falls back to off; a server without pgvector 0.8 ignores it).
+# https://github.com/pgvector/pgvector#iterative-index-scans
+HEAVY_READ_SESSION_OPTIONS = "-c hnsw.iterative_scan=relaxed_order"
+
+
+def _with_timeout(config: dict[str, Any], timeout_ms: int, extra: str = "") -> dict[str, Any]:
     options = dict(config.get("OPTIONS", {}))
-    options["options"] = f"-c statement_timeout={timeout_ms}"
+    options["options"] = f"-c statement_timeout={timeout_ms} {extra}".strip()
     return {**config, "OPTIONS": options, "CONN_MAX_AGE": CONN_MAX_AGE, "CONN_HEALTH_CHECKS": True}
 
 
@@ -49,5 +59,7 @@ _heavy_read = (
 
 DATABASES = {
     "default": _with_timeout(_default, OLTP_STATEMENT_TIMEOUT_MS),
-    "heavy_read": _with_timeout(_heavy_read, HEAVY_READ_STATEMENT_TIMEOUT_MS),
+    "heavy_read": _with_timeout(
+        _heavy_read, HEAVY_READ_STATEMENT_TIMEOUT_MS, extra=HEAVY_READ_SESSION_OPTIONS
+    ),
 }

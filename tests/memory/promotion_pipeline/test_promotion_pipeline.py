@@ -6,6 +6,7 @@ from apps.memory.exceptions import BudgetExceeded, ReservedSubject
 from apps.memory.models import Memory, PromotionJob, SessionPromotion
 from apps.memory.promotion.types import EVAL_SUBJECT_ID, Candidate
 from apps.memory.selectors import memory_recall
+from apps.memory.services import MemoryDraft, memory_remember
 from apps.memory.services.promotion import (
     PromotionSnoozed,
     promotion_persist,
@@ -13,7 +14,6 @@ from apps.memory.services.promotion import (
     promotion_run,
     promotion_sweep,
 )
-from apps.memory.services import MemoryDraft, memory_remember
 from tests.memory.promotion_pipeline.conftest import add_turns, fact
 
 SESSION = "session-1"

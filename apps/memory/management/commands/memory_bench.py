@@ -20,6 +20,7 @@ import numpy as np
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
+from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.memory import benchmarking
@@ -47,6 +48,7 @@ def _sizes(value: str) -> tuple[int, ...]:
 class Command(EngramCommand):
     help = "Benchmark bulk load, local embedding throughput and memory recall at scale."
 
+    @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--rows", type=int, required=True, help="Regular rows to load.")
         parser.add_argument("--subjects", type=int, required=True, help="Regular subjects.")
@@ -94,6 +96,7 @@ class Command(EngramCommand):
             help="Measure against a corpus kept by an earlier --keep run instead of loading.",
         )
 
+    @override
     def handle(self, *args: Any, **options: Any) -> None:
         if options["dims"] != settings.EMBEDDING_DIMENSIONS:
             raise CommandError(
@@ -124,12 +127,14 @@ class Command(EngramCommand):
                 report.update(
                     {
                         "rows_loaded": timings.rows,
+                        "generate_vectors_s": round(timings.generate_s, 2),
                         "copy_s": round(timings.copy_s, 2),
                         "load_rows_per_s": round(timings.load_rows_per_s),
                         "index_drop_s": round(timings.index_drop_s, 2),
                         "index_build_s": round(timings.index_build_s, 2),
                         "index_rows": timings.index_rows,
                         "index_build_rows_per_s": round(timings.index_build_rows_per_s),
+                        "index_build_notices": timings.index_notices,
                         "vacuum_analyze_s": round(timings.vacuum_analyze_s, 2),
                     }
                 )
@@ -243,10 +248,11 @@ class Command(EngramCommand):
 
 
 def _human(report: dict[str, Any]) -> str:
+    server = report["server"]
     lines = [
         f"memory_bench: {report['rows']:,} rows over {report['subjects']:,} subjects "
         f"({report['distribution']}), {report['dims']}-d, "
-        f"Postgres {report['server'].get('postgres')} + pgvector {report['server'].get('pgvector')}",
+        f"Postgres {server.get('postgres')} + pgvector {server.get('pgvector')}",
     ]
     if "load_rows_per_s" in report:
         lines += [
@@ -255,11 +261,13 @@ def _human(report: dict[str, Any]) -> str:
             f"  HNSW build: {report['index_build_s']} s for {report['index_rows']:,} rows "
             f"({report['index_build_rows_per_s']:,} rows/s); VACUUM ANALYZE "
             f"{report['vacuum_analyze_s']} s",
+            *(f"  HNSW build notice: {notice}" for notice in report["index_build_notices"]),
         ]
     if report.get("embed_texts_per_s") is not None:
+        embed = report["embed"]
         lines.append(
-            f"  embeddings (local, batch {report['embed']['batch_size']}): "
-            f"{report['embed_texts_per_s']} texts/s (model load {report['embed']['model_load_s']} s)"
+            f"  embeddings (local, batch {embed['batch_size']}): "
+            f"{report['embed_texts_per_s']} texts/s (model load {embed['model_load_s']} s)"
         )
     lines.append(
         f"  recall ({report['queries']} queries): p50 {report['recall_p50_ms']} ms, "
