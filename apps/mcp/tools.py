@@ -1,0 +1,518 @@
+"""The agent tools: one thin HTTP call each, described so an agent knows which layer to use.
+
+Every tool talks to Engram's HTTP API through :class:`apps.mcp.client.EngramClient` (DESIGN §1:
+never the ORM). None takes a tenant or subject: scope is whatever the API key says, so a
+cross-scope call cannot even be written down. ``project_id`` is the one caller-supplied scope,
+and it is a partition of the caller's own memories, not an isolation boundary.
+
+A successful call returns the API's JSON body (``{"data", "meta"}``) as both text and
+structured content. An API error comes back as a tool error (``isError: true``) whose text
+starts with the API's stable error code — ``quota_exceeded: …``, ``not_found: …``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import httpx
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from apps.mcp.client import EngramApiError, EngramClient
+
+# The session tier's default lifetime when a caller names none (the stop hook's default too).
+SESSION_TTL_SECONDS = 24 * 3600
+BEARER_PREFIX = "bearer "
+
+INSTRUCTIONS = """\
+Engram is your long-term memory and your team's shared knowledge base. Pick the layer by \
+ownership and lifecycle, not by where you will look for it later:
+
+- Worth another agent reading (a pattern, decision, finding or reference)? -> knowledge_create. \
+Shared with the whole tenant, curated, deduplicated by a novelty gate.
+- A fact YOU learned about YOUR task or user that only you need to recall later? -> \
+memory_remember. Private to you; no other agent can read it.
+- Starting a task? -> recall_context once (your memories and the shared knowledge in one \
+ranked list); afterwards report the knowledge you actually used with recall_referenced.
+- Finishing a session? -> memory_promote with the session id (compiles the session's turns \
+into durable memories; the engram-promote-hook does this for you when installed).
+- A private memory that keeps proving useful deserves a durable article -> memory_graduate.
+- Live operational state (a ticket, an order, a build) belongs to the system that owns it, \
+not here.
+
+Your tenant and subject come from your API key: no tool takes them, and nothing you pass can \
+reach another agent's memory. project_id partitions your memories and the knowledge base by \
+project: find it once with resolve_project. Never store secrets or regulated PII (memory text \
+is sent to an embedding provider); store a pointer instead ("the deploy key is in the vault \
+under prod/deploy").
+"""
+
+
+@dataclass(frozen=True)
+class EngramState:
+    """What every tool call shares: the HTTP client for the configured Engram API."""
+
+    client: EngramClient
+
+
+ToolContext = Context[EngramState, Any]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    fn: Callable[..., CallToolResult]
+    annotations: ToolAnnotations
+
+
+# ----------------------------------------------------------------------------- plumbing
+
+
+def _forwarded_key(ctx: ToolContext) -> str | None:
+    """The caller's own key, when it reached us as ``Authorization: Bearer`` over HTTP.
+
+    Over stdio (and in-process) there are no headers and the configured key is used.
+    """
+    headers = ctx.headers
+    if not headers:
+        return None
+    value = headers.get("authorization", "")
+    if value[: len(BEARER_PREFIX)].lower() != BEARER_PREFIX:
+        return None
+    return value[len(BEARER_PREFIX) :].strip() or None
+
+
+def _result(body: dict[str, Any]) -> CallToolResult:
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
+
+
+def tool_error(
+    code: str, message: str, details: dict[str, Any], status: int | None = None
+) -> CallToolResult:
+    """A tool error whose text starts with a stable code: ``"<code>: <message> <details>"``."""
+    text = f"{code}: {message}"
+    if details:
+        text += " " + json.dumps(details, ensure_ascii=False, separators=(",", ":"))
+    envelope: dict[str, Any] = {"error": {"code": code, "message": message, "details": details}}
+    if status is not None:
+        envelope["status"] = status
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=envelope, is_error=True
+    )
+
+
+def _call(
+    ctx: ToolContext,
+    method: str,
+    path: str,
+    *,
+    body: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+) -> CallToolResult:
+    """One API request; its body as the tool result, or its error envelope as a tool error."""
+    client = ctx.request_context.lifespan_context.client
+    payload = None if body is None else {k: v for k, v in body.items() if v is not None}
+    try:
+        response = client.request(
+            method, path, json=payload, params=params, api_key=_forwarded_key(ctx)
+        )
+    except EngramApiError as exc:
+        return tool_error(exc.code, exc.message, exc.details, exc.status)
+    except httpx.HTTPError as exc:
+        return tool_error(
+            "engram_unreachable", f"could not reach Engram at {client.api_url}: {exc}", {}
+        )
+    return _result(response)
+
+
+# Parameter types shared by several tools. Body fields stay strings so the API's own stable
+# codes (invalid_project_id, invalid_memory_id) reach the agent; ids that become part of a URL
+# path are parsed as UUIDs here, so no argument can reshape the path.
+ProjectId = Annotated[
+    str | None,
+    Field(
+        description="Optional project partition (from resolve_project). Omit for global only; "
+        "with it, reads see global + that project."
+    ),
+]
+Query = Annotated[str, Field(description="What you are looking for, in words (1-500 chars).")]
+Limit = Annotated[int | None, Field(description="How many results (server default if omitted).")]
+SessionId = Annotated[
+    str | None,
+    Field(
+        description="Optional id of your current session (<= 200 bytes): articles already shown "
+        "to this session are demoted in favour of unseen ones."
+    ),
+]
+Tags = Annotated[list[str] | None, Field(description="Optional short labels (<= 64 chars each).")]
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def memory_remember(
+    ctx: ToolContext,
+    text: Annotated[
+        str,
+        Field(description="The fact, in one self-contained sentence or paragraph (no secrets)."),
+    ],
+    tags: Tags = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="Optional JSON object stored with the memory.")
+    ] = None,
+    project_id: ProjectId = None,
+    supersedes: Annotated[
+        str | None,
+        Field(
+            description="Id of one of your live memories this one corrects or replaces; the old "
+            "one leaves recall but is kept."
+        ),
+    ] = None,
+    tier: Annotated[
+        Literal["long_term", "session"],
+        Field(
+            description='"long_term" (default) saves a durable memory. "session" appends `text` '
+            "as one turn of a session to short-term memory, for memory_promote to compile later."
+        ),
+    ] = "long_term",
+    session_id: Annotated[
+        str | None, Field(description='tier="session" only: the session the turn belongs to.')
+    ] = None,
+    role: Annotated[
+        Literal["user", "assistant", "system", "fact"] | None,
+        Field(description='tier="session" only: who said it (default "user").'),
+    ] = None,
+    ttl_seconds: Annotated[
+        int | None,
+        Field(description='tier="session" only: how long the turn lives (default 24 hours).'),
+    ] = None,
+) -> CallToolResult:
+    """Save a PRIVATE fact to your own long-term memory.
+
+    Use it for something you learned about YOUR task, YOUR user or your environment that only
+    you need to recall in a later session: a preference, a decision, a gotcha. It is private to
+    you (your key's subject); no other agent can read it. If the fact is worth another agent
+    reading, use knowledge_create instead. To correct a memory, pass supersedes=<old id>.
+    Never store secrets or regulated PII: store a pointer to where the secret lives.
+    A new memory is embedded in the background; it shows up in memory_recall once its
+    embedding_status is "ready" (usually within seconds). Over your quota → quota_exceeded.
+    With tier="session", appends one turn of your current session instead; memory_promote
+    compiles those turns into long-term memories at the end of the session.
+    """
+    long_term_only = {"tags": tags, "project_id": project_id, "supersedes": supersedes}
+    session_only = {"session_id": session_id, "role": role, "ttl_seconds": ttl_seconds}
+    other_tier = "long_term" if tier == "session" else "session"
+    misplaced = long_term_only if tier == "session" else session_only
+    problems = {
+        name: f'applies only to tier="{other_tier}"'
+        for name, value in misplaced.items()
+        if value is not None
+    }
+    if problems:
+        message = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
+        return tool_error("invalid_arguments", message, {"fields": problems})
+    body: dict[str, Any]
+    if tier == "session":
+        body = {
+            "tier": "session",
+            "session_id": session_id,
+            "content": text,
+            "role": role,
+            "metadata": metadata,
+            "ttl_seconds": ttl_seconds or SESSION_TTL_SECONDS,
+        }
+    else:
+        body = {"text": text, "metadata": metadata, **long_term_only}
+    return _call(ctx, "POST", "/api/v1/memory", body=body)
+
+
+def memory_recall(
+    ctx: ToolContext,
+    query: Query,
+    project_id: ProjectId = None,
+    limit: Limit = None,
+    include_superseded: Annotated[
+        bool, Field(description="Also return memories that were superseded.")
+    ] = False,
+) -> CallToolResult:
+    """Search YOUR private long-term memories by meaning.
+
+    Use it to prime yourself at the start of a task, or when you suspect you have learned
+    something relevant before. Returns {memory, score} pairs, best first: global memories plus,
+    with project_id, that project's. meta.fallback=true (score null) means embeddings were
+    unavailable and a text match answered instead. To search your memories AND the shared
+    knowledge base in one call, prefer recall_context.
+    """
+    body = {
+        "query": query,
+        "project_id": project_id,
+        "limit": limit,
+        "include_superseded": include_superseded,
+    }
+    return _call(ctx, "POST", "/api/v1/memory/recall", body=body)
+
+
+def memory_list(
+    ctx: ToolContext,
+    project_id: Annotated[
+        str | None,
+        Field(
+            description="Global memories plus this project's (from resolve_project). Omit to "
+            "list every partition."
+        ),
+    ] = None,
+    source: Annotated[
+        Literal["explicit", "promoted"] | None,
+        Field(description='"explicit" (written with memory_remember) or "promoted" only.'),
+    ] = None,
+    include_superseded: Annotated[
+        bool, Field(description="Also list memories that were superseded.")
+    ] = False,
+    limit: Annotated[int | None, Field(description="Page size (default 50).")] = None,
+    offset: Annotated[int | None, Field(description="Rows to skip, for paging.")] = None,
+) -> CallToolResult:
+    """List YOUR long-term memories, newest first, page by page.
+
+    Use it to review what you have stored, e.g. before pruning with memory_forget.
+    meta.total_count says how many there are. To find a memory by meaning, use memory_recall.
+    """
+    params = {
+        "project_id": project_id,
+        "source": source,
+        "include_superseded": include_superseded,
+        "limit": limit,
+        "offset": offset,
+    }
+    return _call(ctx, "GET", "/api/v1/memory", params=params)
+
+
+def memory_forget(
+    ctx: ToolContext,
+    memory_id: Annotated[uuid.UUID, Field(description="The id of one of your memories.")],
+) -> CallToolResult:
+    """Permanently delete one of YOUR memories (and the older versions it superseded).
+
+    Use it to prune a fact that is wrong or no longer true. To correct a fact instead, prefer
+    memory_remember with supersedes=<id>, which keeps the history. An id that is not one of
+    your memories is not_found.
+    """
+    result = _call(ctx, "DELETE", f"/api/v1/memory/{memory_id}")
+    if result.is_error:
+        return result
+    return _result({"data": {"id": str(memory_id), "forgotten": True}, "meta": {}})
+
+
+def memory_promote(
+    ctx: ToolContext,
+    session_id: Annotated[str, Field(description="The session to compile (<= 200 bytes).")],
+) -> CallToolResult:
+    """At the END of a session: compile its turns into durable long-term memories.
+
+    The turns are the ones written with memory_remember tier="session" (or uploaded by the
+    engram-promote-hook). Compilation runs in the background and only keeps confident, durable
+    facts. Safe to call every time a session ends: data.reason is enqueued, already_queued,
+    unchanged (nothing new since the last promotion; no work is done) or too_few_turns. Over
+    the tenant's hourly budget → budget_exceeded.
+    """
+    return _call(ctx, "POST", "/api/v1/memory/promote", body={"session_id": session_id})
+
+
+def memory_graduate(
+    ctx: ToolContext,
+    memory_id: Annotated[str, Field(description="The id of one of your long-term memories.")],
+    re_scope: Annotated[
+        Literal["global"] | None,
+        Field(
+            description='"global" turns a project memory into a tenant-wide article (first '
+            "graduation only); omit to keep the memory's project."
+        ),
+    ] = None,
+) -> CallToolResult:
+    """Graduate one of YOUR long-term memories that has proven valuable into a knowledge article.
+
+    Use it for a private fact you keep recalling and want in durable, curated form. It goes
+    through the knowledge novelty gate: data.verdict is created, gated_to_draft (a near-duplicate
+    kept as a draft), duplicate or deduplicated (the existing article; nothing written). The
+    article stays visible to you only (owner visibility): graduation never shares a private
+    memory. For knowledge meant for other agents, write it with knowledge_create. A memory that
+    already graduated returns its article; re_scope="global" on an already-graduated project
+    memory → already_graduated.
+    """
+    body = {"memory_id": memory_id, "re_scope": re_scope}
+    return _call(ctx, "POST", "/api/v1/memory/graduate", body=body)
+
+
+# ----------------------------------------------------------------------------- merged recall
+
+
+def recall_context(
+    ctx: ToolContext,
+    query: Query,
+    project_id: ProjectId = None,
+    limit: Limit = None,
+    session_id: SessionId = None,
+) -> CallToolResult:
+    """One call at the START of a task: your memories and the shared knowledge, merged.
+
+    Returns one ranked list (each item tagged source "memory" or "knowledge") plus each
+    source's own envelope. With project_id: global + that project. Pass your session_id so
+    articles you were already shown this session make room for new ones. Keep meta.recall_id:
+    when you have used some knowledge items, report them with recall_referenced.
+    meta.answer_confidence (answer | weak | none) says whether the knowledge items answer the
+    query; do not invent a score threshold.
+    """
+    body = {"query": query, "project_id": project_id, "limit": limit, "session_id": session_id}
+    return _call(ctx, "POST", "/api/v1/recall", body=body)
+
+
+def recall_referenced(
+    ctx: ToolContext,
+    recall_id: Annotated[uuid.UUID, Field(description="meta.recall_id of that recall_context.")],
+    article_ids: Annotated[
+        list[str],
+        Field(description='Ids of the items with source "knowledge" you used (at most 50).'),
+    ],
+) -> CallToolResult:
+    """After recall_context: report which knowledge articles you actually used.
+
+    Pass the ids of items whose source is "knowledge" (a memory's id is not an article). It is
+    all-or-nothing: an id that this recall did not surface fails the whole call with
+    not_surfaced and nothing is recorded. Repeating a report is harmless.
+    """
+    return _call(
+        ctx, "POST", f"/api/v1/recall/{recall_id}/referenced", body={"article_ids": article_ids}
+    )
+
+
+# ----------------------------------------------------------------------------- projects
+
+
+def resolve_project(
+    ctx: ToolContext,
+    repo_url: Annotated[
+        str | None,
+        Field(
+            description="The repository: git@host:owner/repo.git, https://host/owner/repo or "
+            "bare owner/repo."
+        ),
+    ] = None,
+    slug: Annotated[str | None, Field(description="The project's exact slug.")] = None,
+    name: Annotated[str | None, Field(description="The project's name (case-insensitive).")] = None,
+) -> CallToolResult:
+    """Find the project_id for the repository or project you are working on.
+
+    Call it once at the start of a task and pass data.id as project_id to memory_remember,
+    memory_recall, recall_context, knowledge_search and knowledge_create, so project facts stay
+    in their project. Precedence slug > repo_url > name. not_found if nothing matches,
+    no_identifier if you pass none, ambiguous_resolution if several projects match.
+    """
+    params = {"slug": slug, "repo_url": repo_url, "name": name}
+    return _call(ctx, "GET", "/api/v1/projects/resolve", params=params)
+
+
+# ----------------------------------------------------------------------------- knowledge
+
+
+def knowledge_search(
+    ctx: ToolContext,
+    query: Query,
+    limit: Limit = None,
+    project_id: ProjectId = None,
+    session_id: SessionId = None,
+) -> CallToolResult:
+    """Search the tenant's SHARED knowledge base: curated patterns, decisions, findings.
+
+    Full text and meaning combined; each result is a summary with a snippet and says why it was
+    chosen (selection_reason). meta.answer_confidence (answer | weak | none) says whether the
+    results answer the query. To search your own memories as well in one call, use
+    recall_context.
+    """
+    body = {"query": query, "limit": limit, "project_id": project_id, "session_id": session_id}
+    return _call(ctx, "POST", "/api/v1/knowledge/search", body=body)
+
+
+def knowledge_create(
+    ctx: ToolContext,
+    title: Annotated[str, Field(description="A unique, descriptive title.")],
+    body: Annotated[str, Field(description="The article, in Markdown.")],
+    category: Annotated[
+        Literal["pattern", "decision", "finding", "reference"],
+        Field(description="What kind of knowledge this is."),
+    ],
+    tags: Annotated[
+        list[str] | None,
+        Field(description='Optional labels; "alias:<phrase>" makes it the answer to <phrase>.'),
+    ] = None,
+    project_id: Annotated[
+        str | None,
+        Field(description="Optional project (from resolve_project); omit for tenant-wide."),
+    ] = None,
+    visibility: Annotated[
+        Literal["tenant", "owner"],
+        Field(description='"tenant" (default): every agent can read it. "owner": only you.'),
+    ] = "tenant",
+) -> CallToolResult:
+    """Write knowledge WORTH ANOTHER AGENT READING into the shared knowledge base.
+
+    Use it for a pattern, decision, finding or reference the whole tenant should be able to
+    find. A novelty gate deduplicates: data.verdict is created (published), gated_to_draft (a
+    near-duplicate, kept as a draft for review), duplicate or deduplicated (the existing
+    article is returned; nothing written). A fact only you need belongs in memory_remember.
+    A title another article holds → title_taken; embeddings down → gate_unavailable (retry).
+    """
+    payload = {
+        "title": title,
+        "body": body,
+        "category": category,
+        "tags": tags,
+        "project_id": project_id,
+        "visibility": visibility,
+    }
+    return _call(ctx, "POST", "/api/v1/knowledge/articles", body=payload)
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(memory_remember, WRITE),
+    ToolSpec(memory_recall, READ),
+    ToolSpec(memory_list, READ),
+    ToolSpec(
+        memory_forget,
+        ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=True,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
+    ),
+    ToolSpec(
+        memory_promote,
+        ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    ),
+    ToolSpec(memory_graduate, WRITE),
+    ToolSpec(recall_context, READ),
+    ToolSpec(
+        recall_referenced,
+        ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    ),
+    ToolSpec(resolve_project, READ),
+    ToolSpec(knowledge_search, READ),
+    ToolSpec(knowledge_create, WRITE),
+)
