@@ -19,6 +19,20 @@ from tests.tenancy.factories import TenantFactory
 __all__ = ["fake_http"]  # a local fake HTTP server, for every test package
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    """Start every run from empty tables.
+
+    `--reuse-db` keeps the test database between runs, and a transactional test that was
+    interrupted (Ctrl-C, a timeout) never reached its teardown flush; its committed rows
+    would otherwise leak into the next run.
+    """
+    from django.core.management import call_command
+
+    with django_db_blocker.unblock():
+        call_command("flush", "--noinput", database="default", verbosity=0)
+
+
 @pytest.fixture(autouse=True)
 def _clear_cache() -> Iterator[None]:
     cache.clear()

@@ -1,5 +1,4 @@
 import json
-import uuid
 
 import pytest
 
@@ -10,6 +9,9 @@ from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory
 
 RECALL = "/api/v1/recall"
+# Fixed ids in parametrize: xdist workers must collect identical test ids.
+UNKNOWN_ID = "00000000-0000-4000-8000-000000000002"
+FIFTY_ONE_IDS = [f"00000000-0000-4000-8000-{i:012d}" for i in range(51)]
 
 
 @pytest.fixture
@@ -251,9 +253,14 @@ def test_referenced_is_all_or_nothing(agent, corpus):
     ("_case", "recall_id", "article_ids", "code"),
     [
         ("bad_recall_id", "not-a-uuid", [], "invalid_recall_id"),
-        ("unknown_recall_id", str(uuid.uuid4()), [str(uuid.uuid4())], "not_surfaced"),
+        ("unknown_recall_id", UNKNOWN_ID, [UNKNOWN_ID], "not_surfaced"),
         ("bad_article_ids", None, "nope", "invalid_article_ids"),
-        ("too_many", None, [str(uuid.uuid4()) for _ in range(51)], "too_many_article_ids"),
+        (
+            "too_many",
+            None,
+            [f"00000000-0000-4000-8000-{i:012d}" for i in range(51)],
+            "too_many_article_ids",
+        ),
     ],
 )
 def test_referenced_rejects_bad_input(agent, corpus, _case, recall_id, article_ids, code):

@@ -365,7 +365,7 @@ def test_superadmin_cannot_delete_in_another_tenant(superadmin, foreign_agent):
         ("post", BATCH, {"items": [{"text": "x"}]}),
         ("post", RECALL, {"query": "x"}),
         ("get", f"{MEMORY}/sessions/s1", None),
-        ("delete", f"{MEMORY}/{uuid.uuid4()}", None),
+        ("delete", f"{MEMORY}/00000000-0000-4000-8000-000000000001", None),
     ],
 )
 def test_every_memory_endpoint_requires_a_key(anonymous, db, method, path, body):
