@@ -135,6 +135,7 @@ class Command(EngramCommand):
                         "index_rows": timings.index_rows,
                         "index_build_rows_per_s": round(timings.index_build_rows_per_s),
                         "index_build_notices": timings.index_notices,
+                        "covering_index_build_s": round(timings.covering_index_build_s, 2),
                         "vacuum_analyze_s": round(timings.vacuum_analyze_s, 2),
                     }
                 )
@@ -259,8 +260,8 @@ def _human(report: dict[str, Any]) -> str:
             f"  load (binary COPY, HNSW dropped): {report['load_rows_per_s']:,} rows/s "
             f"({report['rows_loaded']:,} rows in {report['copy_s']} s)",
             f"  HNSW build: {report['index_build_s']} s for {report['index_rows']:,} rows "
-            f"({report['index_build_rows_per_s']:,} rows/s); VACUUM ANALYZE "
-            f"{report['vacuum_analyze_s']} s",
+            f"({report['index_build_rows_per_s']:,} rows/s); covering btree "
+            f"{report['covering_index_build_s']} s; VACUUM ANALYZE {report['vacuum_analyze_s']} s",
             *(f"  HNSW build notice: {notice}" for notice in report["index_build_notices"]),
         ]
     if report.get("embed_texts_per_s") is not None:
