@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 import yaml
@@ -138,3 +139,43 @@ def from_json_line(line: str) -> ArticleRecord:
     except json.JSONDecodeError as exc:
         raise RecordError(f"invalid JSON: {exc.msg}") from exc
     return record_from_mapping(data)
+
+
+# ----------------------------------------------------------------------------- exact restore
+#
+# ``memory_export`` / ``memory_import`` move a tenant within (or between) deployments of the
+# same embedding dimension and must reproduce it exactly. They reuse :class:`ArticleRecord`
+# for an article's portable fields (its ``id`` and ``created_at`` become authoritative there)
+# and carry the stored state a portable record leaves out in :class:`ArticleState`; links
+# travel by article id, not by title.
+
+
+@dataclass(frozen=True)
+class ArticleState:
+    """The stored state of an article beyond its :class:`ArticleRecord`."""
+
+    project_id: uuid.UUID | None
+    embedding: list[float] | None
+    embedding_content_hash: str
+    embedded_at: datetime | None
+    version: int
+    published_at: datetime | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ArticleSnapshot:
+    """One article exactly as stored: ``record.id`` and ``record.created_at`` are set, and
+    ``record.links`` is empty (links are :class:`LinkSnapshot`s)."""
+
+    record: ArticleRecord
+    state: ArticleState
+
+
+@dataclass(frozen=True)
+class LinkSnapshot:
+    from_article_id: uuid.UUID
+    to_article_id: uuid.UUID
+    kind: str
+    created_at: datetime
+    updated_at: datetime

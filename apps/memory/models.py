@@ -195,3 +195,31 @@ class PromotionJob(TenantScopedModel):
                 condition=Q(status__in=PromotionJobStatus.values), name="promotion_job_status_valid"
             ),
         ]
+
+
+class ReembedRun(TenantScopedModel):
+    """One ``reembed`` of a tenant with one embedding provider: the resume marker.
+
+    Rows whose vector is older than ``started_at`` (or missing) are still to do; a re-run
+    after an interruption finds the unfinished run for the same provider and carries on,
+    because everything it already re-embedded has ``embedded_at >= started_at``.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Endpoint and dimensions of the provider (never a secret): a run is only resumed with
+    # the provider it started with.
+    provider = models.CharField(max_length=500)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    memories_embedded = models.PositiveIntegerField(default=0)
+    articles_embedded = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant"],
+                condition=Q(finished_at__isnull=True),
+                name="reembed_run_one_open_per_tenant",
+            ),
+        ]

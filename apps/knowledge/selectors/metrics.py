@@ -1,13 +1,17 @@
-"""Retrieval metrics: the surfaced → opened → referenced funnel over a time window."""
+"""Retrieval metrics (the surfaced → opened → referenced funnel over a time window) and the
+article counts operator stats show."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db.models import Count
 from django.utils import timezone
 
-from apps.knowledge.models import AccessType, ArticleAccessEvent
+from apps.knowledge.models import AccessType, Article, ArticleAccessEvent, ArticleStatus
 from apps.tenancy.models import Tenant
 
 WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
@@ -57,3 +61,18 @@ def knowledge_retrieval_metrics(*, tenant: Tenant, window: str = "7d") -> Retrie
         opened=_distinct_pairs(tenant=tenant, access_type=AccessType.OPENED, since=since),
         referenced=_distinct_pairs(tenant=tenant, access_type=AccessType.REFERENCED, since=since),
     )
+
+
+def article_status_counts(*, tenants: Sequence[Tenant]) -> dict[uuid.UUID, dict[str, int]]:
+    """Articles per status for each of ``tenants`` (one grouped query; every status present,
+    zero when none). For operator stats across tenants."""
+    counts = {tenant.pk: dict.fromkeys(ArticleStatus.values, 0) for tenant in tenants}
+    rows = (
+        Article.objects.filter(tenant__in=list(tenants))
+        .values("tenant_id", "status")
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    for row in rows:
+        counts[row["tenant_id"]][row["status"]] = row["count"]
+    return counts

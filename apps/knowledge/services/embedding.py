@@ -2,18 +2,22 @@
 
 Articles proposed through the novelty gate are embedded synchronously (the gate needs the
 vector anyway); articles written or edited through the API are stored with ``embedding``
-NULL and embedded here.
+NULL and embedded here. ``article_reembed_batch`` overwrites vectors with a tenant's current
+provider (the ``reembed`` command).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 
 from django.conf import settings
 from django.db import connections, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
@@ -21,7 +25,7 @@ from apps.core.telemetry import emit
 from apps.knowledge.models import Article, ArticleStatus
 from apps.knowledge.services.fields import article_embedding_text
 from apps.knowledge.tasks import embed_articles_task
-from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts
+from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
@@ -123,3 +127,82 @@ def article_backfill_embeddings(
         .values_list("pk", flat=True)[:max_rows]
     )
     return article_embed_pending(article_ids=[str(pk) for pk in ids])
+
+
+# ----------------------------------------------------------------------------- re-embedding
+
+
+@dataclass(frozen=True)
+class ArticleReembedBatch:
+    fetched: int
+    stored: int
+    #: (created_at, id) of the last article fetched: pass it as ``after`` for the next batch.
+    cursor: tuple[datetime, uuid.UUID] | None
+
+
+def _reembed_candidates(*, tenant: Tenant, embedded_before: datetime | None) -> QuerySet[Article]:
+    """Non-archived articles still to (re-)embed: without a vector, or — given
+    ``embedded_before`` — embedded before it."""
+    stale = Q(embedding__isnull=True)
+    if embedded_before is not None:
+        stale |= Q(embedded_at__isnull=True) | Q(embedded_at__lt=embedded_before)
+    return (
+        Article.objects.filter(tenant=tenant).exclude(status=ArticleStatus.ARCHIVED).filter(stale)
+    )
+
+
+def article_reembed_remaining(*, tenant: Tenant, embedded_before: datetime | None) -> int:
+    """How many articles :func:`article_reembed_batch` would still visit (for progress)."""
+    return int(_reembed_candidates(tenant=tenant, embedded_before=embedded_before).count())
+
+
+def article_reembed_batch(
+    *,
+    tenant: Tenant,
+    config: EmbeddingConfig,
+    embedded_before: datetime | None,
+    after: tuple[datetime, uuid.UUID] | None,
+    batch_size: int,
+) -> ArticleReembedBatch:
+    """Re-embed the next ``batch_size`` candidates (oldest first, strictly after ``after``)
+    with ``config`` and overwrite their vectors — ``reembed``'s article half.
+
+    Only an article still at the version that was embedded is written (an edit made
+    meanwhile cleared the vector and queued its own embedding). Raises
+    ``EmbeddingsUnavailable`` with nothing written for this batch.
+    """
+    rows = _reembed_candidates(tenant=tenant, embedded_before=embedded_before)
+    if after is not None:
+        rows = rows.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], id__gt=after[1]))
+    batch = list(
+        rows.order_by("created_at", "id").only("pk", "title", "body", "version", "created_at")[
+            :batch_size
+        ]
+    )
+    if not batch:
+        return ArticleReembedBatch(fetched=0, stored=0, cursor=None)
+    vectors = embed_texts(
+        config, [article_embedding_text(title=row.title, body=row.body) for row in batch]
+    )
+    literals = ["[" + ",".join(f"{value:.7g}" for value in vector) + "]" for vector in vectors]
+    with connections[PRIMARY].cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {Article._meta.db_table} AS a
+               SET embedding = v.embedding::vector, embedded_at = %s
+              FROM (SELECT unnest(%s::uuid[]) AS id,
+                           unnest(%s::int[]) AS version,
+                           unnest(%s::text[]) AS embedding) AS v
+             WHERE a.id = v.id AND a.version = v.version AND a.tenant_id = %s
+            """,  # noqa: S608 - the table name is a model constant; values are parameters
+            [
+                timezone.now(),
+                [str(row.pk) for row in batch],
+                [row.version for row in batch],
+                literals,
+                tenant.pk,
+            ],
+        )
+        stored = int(cursor.rowcount)
+    last = batch[-1]
+    return ArticleReembedBatch(fetched=len(batch), stored=stored, cursor=(last.created_at, last.pk))

@@ -8,14 +8,18 @@ from apps.memory.selectors.listing import (
     session_history,
 )
 from apps.memory.selectors.recall import RecallHit, RecallResult, memory_recall
+from apps.memory.selectors.stats import SubjectStats, TenantStats, memory_stats
 
 __all__ = [
     "Page",
     "RecallHit",
     "RecallResult",
+    "SubjectStats",
+    "TenantStats",
     "memory_get",
     "memory_list",
     "memory_list_all_subjects",
     "memory_recall",
+    "memory_stats",
     "session_history",
 ]

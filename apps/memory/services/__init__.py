@@ -9,6 +9,7 @@ from apps.memory.services.long_term import (
     memory_remember,
     memory_supersede,
 )
+from apps.memory.services.reembed import ReembedResult, memory_reembed
 from apps.memory.services.sessions import (
     SessionTurnDraft,
     session_append,
@@ -18,12 +19,14 @@ from apps.memory.services.sessions import (
 
 __all__ = [
     "MemoryDraft",
+    "ReembedResult",
     "SessionTurnDraft",
     "memory_backfill_embeddings",
     "memory_create_many",
     "memory_embed_pending",
     "memory_forget",
     "memory_forget_any",
+    "memory_reembed",
     "memory_remember",
     "memory_supersede",
     "session_append",

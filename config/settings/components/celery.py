@@ -59,7 +59,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "memory.graduation_sweep",
         "schedule": timedelta(seconds=MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS),
     },
-    # Embed any long-term memory or article whose on-commit task was lost.
+    # Embed any long-term memory whose on-commit task was lost or gave up.
     "memory.backfill_embeddings": {
         "task": "memory.backfill_embeddings",
         "schedule": timedelta(seconds=EMBEDDING_BACKFILL_INTERVAL_S),
