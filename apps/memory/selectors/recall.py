@@ -3,17 +3,25 @@
 Strategy per query (docs/memory.md has the measurements):
 
 * ``exact`` — the subject has at most ``MEMORY_EXACT_SCAN_MAX_ROWS`` live embedded rows: every
-  one of them is scored through the (tenant, subject) btree and the top-k taken. Recall is 1.0
-  by construction. The ORDER BY is ``distance + 0``, an expression the HNSW index cannot
-  serve, so no planner change can silently turn this read into an approximate one.
+  one of them is scored (an index-only scan of the covering (tenant, subject) index, migration
+  0006) and the top-k taken. Recall is 1.0 by construction. The ORDER BY is ``distance + 0``,
+  an expression the HNSW index cannot serve, so no planner change can silently turn this read
+  into an approximate one. The size check rides in the same statement (a one-time NOT EXISTS
+  over the narrow live-scope index, migration 0005), so the common case is one round trip.
 * ``ann`` — a larger subject: pgvector's iterative HNSW scan (``relaxed_order``) with the
-  scope as residual filters, re-sorted exactly. If the index still hands back fewer than k
-  rows while the subject has more, the read is completed by the exact scan, so ``underfilled``
-  means the subject really has fewer rows.
+  scope as residual filters, over-fetched (``MEMORY_HNSW_CANDIDATES_PER_RESULT`` candidates
+  per result) and re-ranked exactly; ``enable_sort`` is off for that statement, so
+  the HNSW scan is the only plan without a Sort and a large subject cannot be sent to the
+  btree instead. If the index still hands back fewer than k rows while the subject has more,
+  the read is completed by the exact scan (``ann+exact``), so ``underfilled`` means the
+  subject really has fewer rows.
+
+Every statement is assembled around the WHERE clause Django compiles from the queryset that
+:func:`apps.core.repos.heavy_read_memories` (the structural (tenant, subject) guard) checked,
+and runs on the heavy-read alias; rows come back as ``Memory`` instances through ``raw()``.
 
 Embeddings unavailable or the heavy-read pool shed → a scoped, recent-first text match on
-the OLTP repo (``fallback: true``, ``score: null``). Every semantic read goes through
-:func:`apps.core.repos.heavy_read_memories`, the structural (tenant, subject) guard.
+the OLTP repo (``fallback: true``, ``score: null``).
 """
 
 from __future__ import annotations
@@ -300,10 +308,12 @@ def _ann(scope: _CompiledScope, literal: str, limit: int) -> list[tuple[Memory, 
                 str(settings.MEMORY_HNSW_MAX_SCAN_TUPLES),
             ],
         )
-        ranked = _approximate(scope, literal, limit)
-    # relaxed_order may return neighbours slightly out of order; the final order is exact.
+        ranked = _approximate(
+            scope, literal, limit * max(1, settings.MEMORY_HNSW_CANDIDATES_PER_RESULT)
+        )
+    # relaxed_order returns neighbours roughly in order; the final order (and cut) is exact.
     ranked.sort(key=lambda pair: (pair[1], str(pair[0].pk)))
-    return ranked
+    return ranked[:limit]
 
 
 def _semantic(
