@@ -199,16 +199,25 @@ def test_shed_memory_half_degrades(agent, corpus, settings):
     assert "heavy_read_shed" in body["meta"]["degraded_reason"]
 
 
-def test_history_containment_refills_and_is_keyed_by_caller(agent, other_agent, corpus):
+def test_history_containment_refills_and_is_keyed_by_caller(
+    agent, other_agent, foreign_agent, corpus, other_tenant
+):
+    publish(other_tenant, "Postgres upgrade runbook", "How we upgrade postgres: dump, restore.")
+    foreign_first = _recall(foreign_agent, limit=1, session_id="s1")
     first = _recall(agent, limit=1, session_id="s1")
     second = _recall(agent, limit=1, session_id="s1")
     peer = _recall(other_agent, limit=1, session_id="s1")
+    foreign_again = _recall(foreign_agent, limit=1, session_id="s1")
 
     def knowledge_ids(body):
         return [i["id"] for i in body["knowledge"]["results"]]
 
     assert knowledge_ids(first) != knowledge_ids(second)  # already shown → refilled
     assert knowledge_ids(peer) == knowledge_ids(first)  # another agent's bucket is its own
+    # Same agent_id and session_id in another tenant: a separate bucket both ways.
+    assert foreign_first["meta"]["diversity"]["dropped_already_seen"] == 0
+    assert first["meta"]["diversity"]["dropped_already_seen"] == 0
+    assert foreign_again["meta"]["diversity"]["readmitted_already_seen"] == 1
     assert second["meta"]["diversity"]["dropped_already_seen"] >= 1
 
 
