@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import OperationalError
 
 from apps.core.db.routers import PRIMARY
 from apps.core.heavy_read import HeavyReadShed
@@ -61,6 +62,8 @@ from apps.providers.embeddings import EmbeddingsUnavailable, embed_query, normal
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
+#: Degraded reason when the heavy-read repo fails (statement timeout, replica down).
+HEAVY_READ_UNAVAILABLE_REASON = "heavy_read_unavailable"
 MODE_REORDER = "reorder"
 MODE_REDUCE = "reduce"
 CURATED = "curated"
@@ -171,9 +174,12 @@ def _retrieve(
             vector=vector,
             fetch=fetch,
         )
-    except HeavyReadShed as exc:
-        # Shed: keyword only, on the OLTP repo, and no kNN at all.
-        degraded_reason = exc.reason
+    except (HeavyReadShed, OperationalError) as exc:
+        # Shed, or the heavy-read repo timed out or is unreachable: keyword only, on the OLTP
+        # repo, and no kNN at all.
+        degraded_reason = (
+            exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE_REASON
+        )
         base = visible_articles(tenant=tenant, viewer=viewer, project_id=project_id, alias=PRIMARY)
         legs = Legs(
             keyword=keyword_leg(base, query, fetch),

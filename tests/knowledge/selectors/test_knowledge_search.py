@@ -462,3 +462,26 @@ def test_article_rows_are_loaded_once_for_the_whole_pool(
     with django_assert_max_num_queries(10):
         knowledge_search(tenant=tenant, viewer=agent_viewer, query="deploy")
     assert Article.objects.count() == 3
+
+
+def test_a_failing_heavy_read_repo_degrades_to_keywords_on_the_oltp_repo(tenant, mocker):
+    from django.db import OperationalError
+
+    from apps.knowledge.selectors import knowledge_search
+    from apps.knowledge.viewer import Viewer
+    from tests.knowledge.helpers import publish
+
+    publish(tenant, "Deploy policy", "All deploys go through argo cd.")
+    mocker.patch(
+        "apps.knowledge.selectors.search.run_legs",
+        side_effect=OperationalError("canceling statement due to statement timeout"),
+    )
+
+    result = knowledge_search(
+        tenant=tenant, viewer=Viewer.for_subject("agent-a"), query="deploys argo"
+    )
+
+    assert [hit.article.title for hit in result.results] == ["Deploy policy"]
+    assert result.meta["degraded"] is True
+    assert result.meta["degraded_reason"] == "heavy_read_unavailable"
+    assert result.results[0].selection_reason == "keyword_fallback"
