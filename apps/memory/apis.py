@@ -21,6 +21,8 @@ from apps.memory.models import (
     SessionRole,
 )
 from apps.memory.selectors import (
+    RECALL_MODES,
+    RECALL_SELECTION_REASONS,
     memory_list,
     memory_list_all_subjects,
     memory_recall,
@@ -342,11 +344,14 @@ class MemoryRecallInputSerializer(serializers.Serializer[dict[str, Any]]):
         max_value=settings.MEMORY_RECALL_MAX_LIMIT,
     )
     include_superseded = serializers.BooleanField(required=False, default=False)
+    # Default: MEMORY_RECALL_DEFAULT_MODE (hybrid). docs/memory.md, "Recall modes".
+    mode = serializers.ChoiceField(choices=RECALL_MODES, required=False)
 
 
 class RecallHitOutputSerializer(serializers.Serializer[dict[str, Any]]):
     memory = MemoryOutputSerializer()
     score = serializers.FloatField(allow_null=True)
+    selection_reason = serializers.ChoiceField(choices=RECALL_SELECTION_REASONS)
 
 
 class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
@@ -356,6 +361,7 @@ class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
     underfilled = serializers.BooleanField()
     strategy = serializers.CharField()
     ann_iterative_scan = serializers.CharField(required=False)
+    mode = serializers.ChoiceField(choices=RECALL_MODES)
 
 
 class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -373,12 +379,16 @@ class MemoryRecallApi(TenantApi):
         tags=["memory"],
     )
     def post(self, request: Request) -> Response:
-        """Recall the caller's memories by meaning (global ∪ `project_id`).
+        """Recall the caller's memories by meaning and words (global ∪ `project_id`).
 
-        `meta.fallback` is true (with a stable `meta.reason`, and `score: null`) when
-        embeddings are unavailable and a scoped text match answered instead; an empty scope
-        on the healthy path is `[]` with `fallback: false`. `meta.strategy` says how the rows
-        were ranked (exact | ann | ann+exact | fallback).
+        `mode`: `semantic` (vector ranking), `keyword` (BM25 over text and context) or
+        `hybrid` (both, fused by weighted reciprocal rank; the default). `meta.fallback` is
+        true (with a stable `meta.reason`, and `score: null`) when embeddings are unavailable
+        and the keyword ranking answered instead; an empty scope on the healthy path is `[]`
+        with `fallback: false`. `meta.strategy` says how the vector leg ran (exact | ann |
+        ann+exact), or keyword | fallback; each result's `selection_reason` says which
+        ranking picked it (semantic | keyword | keyword+semantic | keyword_fallback |
+        ilike_fallback).
         """
         payload = MemoryRecallInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -390,9 +400,14 @@ class MemoryRecallApi(TenantApi):
             project_id=args.get("project_id"),
             limit=args["limit"],
             include_superseded=args["include_superseded"],
+            mode=args.get("mode"),
         )
         data = [
-            {"memory": MemoryOutputSerializer(hit.memory).data, "score": hit.score}
+            {
+                "memory": MemoryOutputSerializer(hit.memory).data,
+                "score": hit.score,
+                "selection_reason": hit.selection_reason,
+            }
             for hit in result.results
         ]
         return Response({"data": data, "meta": result.meta})

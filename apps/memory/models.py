@@ -20,6 +20,9 @@ from apps.tenancy.models import TenantScopedModel
 SESSION_CONTENT_MAX_BYTES = 100 * 1024
 SUBJECT_ID_MAX_LENGTH = 200
 SESSION_ID_MAX_LENGTH = 200
+#: The regconfig of ``memory_memory.search_vector`` (migration 0009). Changing it means
+#: regenerating the column, and keyword recall must parse queries with the same config.
+MEMORY_TEXT_SEARCH_CONFIG = "english"
 
 
 class SessionRole(models.TextChoices):
@@ -68,6 +71,9 @@ class Memory(TenantScopedModel):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     text = models.TextField()
+    # Optional retrieval context (neighbouring turns, a date, a title): keyword-indexed with
+    # `text` (weight B in `search_vector`), never embedded, never returned as the memory.
+    context = models.TextField(blank=True, default="", db_default="")
     # NULL until the embedding task fills it; recall only sees embedded rows.
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_content_hash = models.CharField(max_length=64)
@@ -108,6 +114,9 @@ class Memory(TenantScopedModel):
             # The partial HNSW index `memories_live_embedding_hnsw_idx` (cosine, live rows) is
             # created in raw SQL by migration 0003: its spec name is longer than the 30
             # characters Django allows for a Meta index.
+            # The stored generated column `search_vector` (text weight A, context weight B)
+            # and its GIN index `memory_search_vector_gin_idx` are raw SQL too (migrations
+            # 0009/0010), so no ORM query ever loads the tsvector; keyword recall reads it.
         ]
         constraints = [
             models.CheckConstraint(

@@ -47,7 +47,9 @@ class MergedRecall:
 
 def _memory_item(hit: Any) -> dict[str, Any]:
     memory = hit.memory
-    reason = "semantic" if hit.score is not None else "ilike_fallback"
+    # The memory selector says which ranking picked the row (semantic, keyword, both, or a
+    # fallback); merged recall reports it as is.
+    reason = hit.selection_reason
     # Only stable fields: recall_count and last_recalled_at change on every recall, and the
     # merged `data` array must be byte-identical for an unchanged corpus.
     return {

@@ -7,10 +7,18 @@ from apps.memory.selectors.listing import (
     memory_list_all_subjects,
     session_history,
 )
-from apps.memory.selectors.recall import RecallHit, RecallResult, memory_recall
+from apps.memory.selectors.recall import (
+    RECALL_MODES,
+    RECALL_SELECTION_REASONS,
+    RecallHit,
+    RecallResult,
+    memory_recall,
+)
 from apps.memory.selectors.stats import SubjectStats, TenantStats, memory_stats
 
 __all__ = [
+    "RECALL_MODES",
+    "RECALL_SELECTION_REASONS",
     "Page",
     "RecallHit",
     "RecallResult",

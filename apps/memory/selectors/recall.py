@@ -20,8 +20,22 @@ Every statement is assembled around the WHERE clause Django compiles from the qu
 :func:`apps.core.repos.heavy_read_memories` (the structural (tenant, subject) guard) checked,
 and runs on the heavy-read alias; rows come back as ``Memory`` instances through ``raw()``.
 
-Embeddings unavailable or the heavy-read pool shed → a scoped, recent-first text match on
-the OLTP repo (``fallback: true``, ``score: null``).
+Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks.md):
+
+* ``semantic`` — the vector ranking above;
+* ``keyword`` — Okapi BM25 over the stored tsvector (``search_vector``: text weight A, the
+  memory's retrieval ``context`` weight B), computed in SQL over the same compiled scope:
+  the question's lexemes OR'd, IDF from the subject's own rows, so a name that appears in
+  every other memory weighs little and a rare word a lot;
+* ``hybrid`` — both legs, fused by weighted reciprocal rank (``MEMORY_RECALL_RRF_K``,
+  ``MEMORY_RECALL_*_WEIGHT``).
+
+Each hit carries a ``selection_reason`` (``semantic`` | ``keyword`` | ``keyword+semantic`` |
+``keyword_fallback`` | ``ilike_fallback``).
+
+Embeddings unavailable or the heavy-read pool shed → the keyword ranking over the subject's
+live rows on the OLTP repo, topped up by a recent-first substring match (``fallback: true``,
+``score: null``).
 """
 
 from __future__ import annotations
@@ -43,9 +57,9 @@ from django.db.models.functions import Coalesce
 from apps.core.db.routers import PRIMARY
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
-from apps.core.repos import ScopeViolation, heavy_read_memories
+from apps.core.repos import ScopeViolation, heavy_read_memories, require_scope
 from apps.memory.exceptions import MemoryErrorCode
-from apps.memory.models import Memory
+from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
 from apps.memory.recall_bump import schedule_recall_bump
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
 from apps.memory.selectors.scoping import project_partition
@@ -57,6 +71,23 @@ STRATEGY_EXACT = "exact"
 STRATEGY_ANN = "ann"
 STRATEGY_ANN_EXACT = "ann+exact"
 STRATEGY_FALLBACK = "fallback"
+STRATEGY_KEYWORD = "keyword"
+MODE_SEMANTIC = "semantic"
+MODE_KEYWORD = "keyword"
+MODE_HYBRID = "hybrid"
+RECALL_MODES = (MODE_SEMANTIC, MODE_KEYWORD, MODE_HYBRID)
+REASON_SEMANTIC = "semantic"
+REASON_KEYWORD = "keyword"
+REASON_KEYWORD_AND_SEMANTIC = "keyword+semantic"
+REASON_KEYWORD_FALLBACK = "keyword_fallback"
+REASON_ILIKE_FALLBACK = "ilike_fallback"
+RECALL_SELECTION_REASONS = (
+    REASON_SEMANTIC,
+    REASON_KEYWORD,
+    REASON_KEYWORD_AND_SEMANTIC,
+    REASON_KEYWORD_FALLBACK,
+    REASON_ILIKE_FALLBACK,
+)
 FALLBACK_MAX_TERMS = 8
 FALLBACK_MIN_TERM_LENGTH = 3
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -66,6 +97,10 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class RecallHit:
     memory: Memory
     score: float | None
+    #: Which ranking put the memory here (the REASON_* values).
+    selection_reason: str = REASON_SEMANTIC
+    #: Cosine similarity to the query when the vector leg ranked it (the recall bump's test).
+    similarity: float | None = None
 
 
 @dataclass
@@ -88,6 +123,16 @@ def validate_recall_query(query: object) -> str:
     return query
 
 
+def validate_recall_mode(mode: object) -> str:
+    if mode is None:
+        return str(settings.MEMORY_RECALL_DEFAULT_MODE)
+    if mode not in RECALL_MODES:
+        raise ValidationFailed(
+            f"mode must be one of {', '.join(RECALL_MODES)}.", details={"mode": str(mode)}
+        )
+    return str(mode)
+
+
 def memory_recall(
     *,
     tenant: Tenant,
@@ -97,14 +142,19 @@ def memory_recall(
     limit: int = 10,
     include_superseded: bool = False,
     query_embedding: list[float] | None = None,
+    mode: str | None = None,
 ) -> RecallResult:
     """The subject's top-``limit`` memories for ``query`` (spec envelope ``{results, meta}``).
 
+    ``mode`` is ``semantic`` | ``keyword`` | ``hybrid`` (default ``MEMORY_RECALL_DEFAULT_MODE``).
     ``query_embedding`` lets a caller that already embedded the query (merged recall) reuse it.
     """
     query = validate_recall_query(query)
+    mode = validate_recall_mode(mode)
     limit = max(1, min(int(limit), settings.MEMORY_RECALL_MAX_LIMIT))
-    if query_embedding is None:
+    if mode == MODE_KEYWORD:
+        query_embedding = None
+    elif query_embedding is None:
         try:
             query_embedding = embed_query(tenant_embedding_config(tenant=tenant), query)
         except EmbeddingsUnavailable as exc:
@@ -115,17 +165,30 @@ def memory_recall(
                 project_id=project_id,
                 limit=limit,
                 reason=exc.reason,
+                mode=mode,
             )
     try:
         with heavy_read_slot(tenant_id=tenant.pk):
-            result = _semantic(
-                tenant=tenant,
-                subject_id=subject_id,
-                vector=query_embedding,
-                project_id=project_id,
-                limit=limit,
-                include_superseded=include_superseded,
-            )
+            if mode == MODE_SEMANTIC:
+                assert query_embedding is not None  # noqa: S101 - narrowed above
+                result = _semantic(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    vector=query_embedding,
+                    project_id=project_id,
+                    limit=limit,
+                    include_superseded=include_superseded,
+                )
+            else:
+                result = _ranked_by_keyword(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    query=query,
+                    vector=query_embedding,
+                    project_id=project_id,
+                    limit=limit,
+                    include_superseded=include_superseded,
+                )
     except HeavyReadShed as exc:
         return _fallback(
             tenant=tenant,
@@ -134,12 +197,15 @@ def memory_recall(
             project_id=project_id,
             limit=limit,
             reason=exc.reason,
+            mode=mode,
         )
+    result.meta["mode"] = mode
     schedule_recall_bump(
         memory_ids=[
             hit.memory.pk
             for hit in result.results
-            if hit.score is not None and hit.score >= settings.MEMORY_RECALL_BUMP_MIN_SCORE
+            if hit.similarity is not None
+            and hit.similarity >= settings.MEMORY_RECALL_BUMP_MIN_SCORE
         ]
     )
     return result
@@ -357,7 +423,194 @@ def _semantic(
                     # The index gave up before k rows (max_scan_tuples); finish exactly.
                     strategy = STRATEGY_ANN_EXACT
                     ranked = _exact(scope, literal, limit)
-    results = [RecallHit(memory=memory, score=1.0 - distance) for memory, distance in ranked]
+    results = [
+        RecallHit(memory=memory, score=1.0 - distance, similarity=1.0 - distance)
+        for memory, distance in ranked
+    ]
+    meta.update(
+        {
+            "total_count": len(results),
+            "fallback": False,
+            "reason": None,
+            "underfilled": len(results) < limit,
+            "strategy": strategy,
+            "elapsed_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+    )
+    return RecallResult(results=results, meta=meta)
+
+
+def _bm25_sql(scope: _CompiledScope, fetch: int) -> tuple[str, list[Any]]:
+    """Okapi BM25 over ``search_vector`` for the rows in ``scope``, best first (one statement).
+
+    The query's lexemes (parsed with the column's own config: stemmed, stop words dropped)
+    are OR'd, so a natural-language question matches any of its words. Only rows matching
+    some lexeme are read (the GIN index, or the scope's btree and a filter); IDF counts the
+    matching rows per lexeme against the scope's size. A lexeme's frequency counts each
+    occurrence in the text as 1 and in the context as ``MEMORY_RECALL_CONTEXT_TERM_WEIGHT``;
+    the document length is its number of distinct lexemes, normalised by the matching rows'
+    mean (cheaper than the whole scope's, and measured no worse).
+    """
+    table, pk = scope.table, _quote(scope.using, "id")
+    vector = f"{table}.{_quote(scope.using, 'search_vector')}"
+    # Identifiers and WHERE clauses come from Django; every value is a parameter.
+    sql = f"""
+        WITH terms AS (
+            SELECT DISTINCT lexeme FROM unnest(to_tsvector(%s::regconfig, %s))
+        ), matched AS (
+            SELECT {table}.{pk} AS id, {vector} AS document FROM {table}
+             WHERE {scope.where} AND {vector} @@ (
+                   SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
+        ), population AS (
+            SELECT count(*)::float8 AS rows FROM {table} WHERE {scope.where}
+        ), hits AS (
+            SELECT matched.id, term.lexeme, length(matched.document)::float8 AS length,
+                   (SELECT sum(CASE weight WHEN 'A' THEN 1.0 ELSE %s END)
+                      FROM unnest(term.weights) AS weight)::float8 AS frequency
+              FROM matched CROSS JOIN LATERAL unnest(matched.document) AS term
+             WHERE term.lexeme IN (SELECT lexeme FROM terms)
+        ), frequency AS (
+            SELECT lexeme, count(*)::float8 AS rows FROM hits GROUP BY lexeme
+        ), shape AS (
+            SELECT avg(length(document))::float8 AS mean_length FROM matched
+        ), ranked AS (
+            SELECT hits.id, sum(
+                       ln(1 + (population.rows - frequency.rows + 0.5) / (frequency.rows + 0.5))
+                       * hits.frequency * (%s + 1)
+                       / (hits.frequency
+                          + %s * (1 - %s + %s * hits.length / greatest(shape.mean_length, 1))))
+                   AS keyword_score
+              FROM hits JOIN frequency USING (lexeme) CROSS JOIN population CROSS JOIN shape
+             GROUP BY hits.id ORDER BY keyword_score DESC, hits.id LIMIT %s
+        )
+        SELECT {_select_list(scope.using)}, ranked.keyword_score FROM {table}
+          JOIN ranked ON ranked.id = {table}.{pk}
+         WHERE {scope.where} ORDER BY ranked.keyword_score DESC, {table}.{pk}
+    """  # noqa: S608
+    k1, b = settings.MEMORY_RECALL_BM25_K1, settings.MEMORY_RECALL_BM25_B
+    params: list[Any] = [
+        *scope.params,
+        *scope.params,
+        settings.MEMORY_RECALL_CONTEXT_TERM_WEIGHT,
+        k1,
+        k1,
+        b,
+        b,
+        fetch,
+        *scope.params,
+    ]
+    return sql, params
+
+
+def _keyword(scope: _CompiledScope, query: str, fetch: int) -> list[tuple[Memory, float]]:
+    """The scope's top-``fetch`` rows by BM25 for ``query`` (rows matching no word: none)."""
+    sql, params = _bm25_sql(scope, fetch)
+    rows = Memory.objects.db_manager(scope.using).raw(
+        sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params]
+    )
+    # `keyword_score` is the extra column RawQuerySet sets on each instance.
+    return [(memory, float(getattr(memory, "keyword_score"))) for memory in rows]  # noqa: B009
+
+
+def _fuse(
+    semantic: Sequence[RecallHit], keyword: Sequence[tuple[Memory, float]], limit: int
+) -> list[RecallHit]:
+    """Weighted reciprocal rank fusion; the score is normalised so 1.0 means "first in both".
+
+    Ties (equal fused score) go to the better semantic rank, then the better keyword rank,
+    then the id, so the order is total and repeatable.
+    """
+    k = settings.MEMORY_RECALL_RRF_K
+    weights = {
+        "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
+        "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
+    }
+    memories: dict[Any, Memory] = {}
+    similarity: dict[Any, float | None] = {}
+    ranks: dict[Any, dict[str, int]] = {}
+    for rank, hit in enumerate(semantic, start=1):
+        memories[hit.memory.pk] = hit.memory
+        similarity[hit.memory.pk] = hit.similarity
+        ranks.setdefault(hit.memory.pk, {})["semantic"] = rank
+    for rank, (memory, _score) in enumerate(keyword, start=1):
+        memories.setdefault(memory.pk, memory)
+        ranks.setdefault(memory.pk, {})["keyword"] = rank
+    ceiling = sum(weights.values()) / (k + 1)
+
+    def fused(pk: Any) -> float:
+        return sum(weights[leg] / (k + rank) for leg, rank in ranks[pk].items()) / ceiling
+
+    inf = float("inf")
+    order = sorted(
+        ranks,
+        key=lambda pk: (
+            -fused(pk),
+            ranks[pk].get("semantic", inf),
+            ranks[pk].get("keyword", inf),
+            str(pk),
+        ),
+    )
+    reasons = {
+        frozenset({"semantic"}): REASON_SEMANTIC,
+        frozenset({"keyword"}): REASON_KEYWORD,
+        frozenset({"semantic", "keyword"}): REASON_KEYWORD_AND_SEMANTIC,
+    }
+    return [
+        RecallHit(
+            memory=memories[pk],
+            score=round(fused(pk), 6),
+            selection_reason=reasons[frozenset(ranks[pk])],
+            similarity=similarity.get(pk),
+        )
+        for pk in order[:limit]
+    ]
+
+
+def _ranked_by_keyword(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    query: str,
+    vector: Sequence[float] | None,
+    project_id: uuid.UUID | None,
+    limit: int,
+    include_superseded: bool,
+) -> RecallResult:
+    """``keyword`` (no vector) or ``hybrid`` (with one): both legs over one guarded scope."""
+    started = time.perf_counter()
+    fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
+    meta: dict[str, Any] = {}
+    semantic: list[RecallHit] = []
+    strategy = STRATEGY_KEYWORD
+    if vector is not None:
+        # The vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper.
+        leg = _semantic(
+            tenant=tenant,
+            subject_id=subject_id,
+            vector=vector,
+            project_id=project_id,
+            limit=fetch,
+            include_superseded=include_superseded,
+        )
+        semantic, strategy = leg.results, leg.meta["strategy"]
+        if "ann_iterative_scan" in leg.meta:
+            meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
+    scope = _compile_scope(
+        _scoped(
+            tenant=tenant,
+            subject_id=subject_id,
+            project_id=project_id,
+            include_superseded=include_superseded,
+        )
+    )
+    keyword = _keyword(scope, query, fetch) if scope is not None else []
+    if vector is None:
+        results = [
+            RecallHit(memory=memory, score=round(score, 6), selection_reason=REASON_KEYWORD)
+            for memory, score in keyword[:limit]
+        ]
+    else:
+        results = _fuse(semantic, keyword, limit)
     meta.update(
         {
             "total_count": len(results),
@@ -379,6 +632,17 @@ def _terms(query: str) -> list[str]:
     return seen[:FALLBACK_MAX_TERMS] or [query.strip().lower()]
 
 
+def _fallback_scope(*, tenant: Tenant, subject_id: str, project_id: uuid.UUID | None) -> Any:
+    """The subject's live rows, embedded or not, on the OLTP repo, through the scope guard."""
+    queryset = Memory.objects.using(PRIMARY).filter(
+        project_partition(project_id=project_id),
+        tenant_id=tenant.pk,
+        subject_id=subject_id,
+        superseded_by_id__isnull=True,
+    )
+    return require_scope(queryset, tenant_id=tenant.pk, subject_id=subject_id)
+
+
 def _fallback(
     *,
     tenant: Tenant,
@@ -387,26 +651,38 @@ def _fallback(
     project_id: uuid.UUID | None,
     limit: int,
     reason: str,
+    mode: str,
 ) -> RecallResult:
-    """Recent-first text match in the same scope, on the OLTP repo (spec "Graceful degradation")."""
-    terms = _terms(query)
-    matches = Q()
-    for term in terms:
-        matches |= Q(text__icontains=term)
-    hits = sum(
-        (Case(When(text__icontains=term, then=Value(1)), default=Value(0)) for term in terms),
-        start=Value(0),
-    )
-    queryset = (
-        Memory.objects.using(PRIMARY)
-        .filter(tenant_id=tenant.pk, subject_id=subject_id, superseded_by__isnull=True)
-        .filter(project_partition(project_id=project_id))
-        .filter(matches)
-        .annotate(term_hits=Coalesce(hits, Value(0), output_field=IntegerField()))
-        .order_by("-term_hits", "-created_at", "id")
-        .defer(*LIST_DEFERRED_FIELDS)[:limit]
-    )
-    results = [RecallHit(memory=memory, score=None) for memory in queryset]
+    """No vectors (or no heavy-read capacity): keyword ranking in the same scope, on the OLTP
+    repo (spec "Graceful degradation"), topped up with a recent-first substring match for
+    what word matching misses (``catalog`` in ``catalogue``, a query of stop words only)."""
+    scoped = _fallback_scope(tenant=tenant, subject_id=subject_id, project_id=project_id)
+    scope = _compile_scope(scoped)
+    keyword = [memory for memory, _score in _keyword(scope, query, limit)] if scope else []
+    results = [
+        RecallHit(memory=memory, score=None, selection_reason=REASON_KEYWORD_FALLBACK)
+        for memory in keyword
+    ]
+    if len(results) < limit:
+        terms = _terms(query)
+        matches = Q()
+        for term in terms:
+            matches |= Q(text__icontains=term)
+        hits = sum(
+            (Case(When(text__icontains=term, then=Value(1)), default=Value(0)) for term in terms),
+            start=Value(0),
+        )
+        queryset = (
+            scoped.filter(matches)
+            .exclude(pk__in=[memory.pk for memory in keyword])
+            .annotate(term_hits=Coalesce(hits, Value(0), output_field=IntegerField()))
+            .order_by("-term_hits", "-created_at", "id")
+            .defer(*LIST_DEFERRED_FIELDS)[: limit - len(results)]
+        )
+        results += [
+            RecallHit(memory=memory, score=None, selection_reason=REASON_ILIKE_FALLBACK)
+            for memory in queryset
+        ]
     return RecallResult(
         results=results,
         meta={
@@ -415,5 +691,6 @@ def _fallback(
             "reason": reason,
             "underfilled": len(results) < limit,
             "strategy": STRATEGY_FALLBACK,
+            "mode": mode,
         },
     )

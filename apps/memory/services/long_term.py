@@ -30,7 +30,14 @@ from apps.tenancy.models import Tenant
 
 @dataclass(frozen=True)
 class MemoryDraft:
-    """A long-term memory to write, before it has an id."""
+    """A long-term memory to write, before it has an id.
+
+    ``context`` is optional text that situates the memory for retrieval (the turns around it,
+    a date, the document it came from): keyword recall indexes it beside ``text`` at a lower
+    weight. It is not embedded (measured: a small embedder's vector of the turn alone ranks
+    better than one of the turn with its neighbours) and is never returned as the memory.
+    docs/memory.md, "Recall modes".
+    """
 
     text: str
     tags: list[str] = field(default_factory=list)
@@ -39,6 +46,7 @@ class MemoryDraft:
     confidence: float = 1.0
     source: str = MemorySource.EXPLICIT
     source_session_id: str = ""
+    context: str = ""
 
 
 def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
@@ -56,6 +64,12 @@ def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
                 f"text is longer than {settings.MEMORY_TEXT_MAX_CHARS} characters.",
                 code=MemoryErrorCode.TEXT_TOO_LONG,
                 details={"index": index, "max_chars": settings.MEMORY_TEXT_MAX_CHARS},
+            )
+        if len(draft.context) > settings.MEMORY_CONTEXT_MAX_CHARS:
+            raise ValidationFailed(
+                f"context is longer than {settings.MEMORY_CONTEXT_MAX_CHARS} characters.",
+                code=MemoryErrorCode.TEXT_TOO_LONG,
+                details={"index": index, "max_chars": settings.MEMORY_CONTEXT_MAX_CHARS},
             )
         if not 0.0 <= draft.confidence <= 1.0:
             raise ValidationFailed("confidence must be within [0, 1].", details={"index": index})
@@ -85,6 +99,7 @@ def _build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
         tenant=tenant,
         subject_id=subject_id,
         text=draft.text,
+        context=draft.context.strip(),
         embedding_content_hash=embedding_content_hash(draft.text),
         confidence=draft.confidence,
         source=draft.source,

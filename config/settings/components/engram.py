@@ -33,8 +33,11 @@ MEMORY_RECALL_MAX_LIMIT = 100
 MEMORY_LIST_MAX_LIMIT = 200
 MEMORY_QUERY_MAX_CHARS = 500
 # Subjects with at most this many live embedded rows are recalled by an exact scan; larger
-# ones by pgvector's iterative HNSW scan. Measured crossover in docs/memory.md.
-MEMORY_EXACT_SCAN_MAX_ROWS = env.int("ENGRAM_MEMORY_EXACT_SCAN_MAX_ROWS", default=4_000)
+# ones by pgvector's iterative HNSW scan. Measured crossover at 1M rows (docs/memory.md):
+# between 8k (exact faster) and 12k rows (ANN faster); 10k is also the default quota, so
+# every subject within it is recalled exactly. Without the covering index (vectors wider
+# than ~600 dims) the exact scan reads the heap and the crossover is nearer 4k.
+MEMORY_EXACT_SCAN_MAX_ROWS = env.int("ENGRAM_MEMORY_EXACT_SCAN_MAX_ROWS", default=10_000)
 MEMORY_HNSW_EF_SEARCH = env.int("ENGRAM_MEMORY_HNSW_EF_SEARCH", default=100)
 MEMORY_HNSW_MAX_SCAN_TUPLES = env.int("ENGRAM_MEMORY_HNSW_MAX_SCAN_TUPLES", default=50_000)
 # The ANN read takes this many candidates per requested result and keeps the nearest: the
@@ -130,3 +133,20 @@ MEMORY_GRADUATION_SCAN_LIMIT = env.int("ENGRAM_MEMORY_GRADUATION_SCAN_LIMIT", de
 MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS = env.int(
     "ENGRAM_MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS", default=3_600
 )
+
+# Memory recall modes (docs/memory.md, "Recall modes"; figures in docs/benchmarks.md).
+# Longest optional retrieval context a memory may carry (MemoryDraft.context).
+MEMORY_CONTEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_CONTEXT_MAX_CHARS", default=4_000)
+# semantic | keyword | hybrid; hybrid measured best on LoCoMo (docs/benchmarks.md).
+MEMORY_RECALL_DEFAULT_MODE = env.str("ENGRAM_MEMORY_RECALL_DEFAULT_MODE", default="hybrid")
+# Candidates each leg hands to the fusion (at least the requested limit).
+MEMORY_RECALL_FUSION_CANDIDATES = 50
+# Weighted reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over the legs.
+MEMORY_RECALL_RRF_K = 10
+MEMORY_RECALL_SEMANTIC_WEIGHT = 1.0
+MEMORY_RECALL_KEYWORD_WEIGHT = 1.5
+# Okapi BM25 of the keyword leg, and how much an occurrence in a memory's context counts
+# against one in its text.
+MEMORY_RECALL_BM25_K1 = 1.2
+MEMORY_RECALL_BM25_B = 0.75
+MEMORY_RECALL_CONTEXT_TERM_WEIGHT = 0.5
