@@ -61,6 +61,7 @@ class MemoryOutputSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     subject_id = serializers.CharField()
     text = serializers.CharField()
+    context = serializers.CharField()
     tags = serializers.ListField(child=serializers.CharField())
     metadata = serializers.DictField()
     project_id = serializers.UUIDField(allow_null=True)
@@ -121,6 +122,13 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     tier = serializers.ChoiceField(choices=["long_term", "session"], default="long_term")
     # long_term
     text = serializers.CharField(required=False, trim_whitespace=False)
+    context = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=settings.MEMORY_CONTEXT_MAX_CHARS,
+        help_text="Optional retrieval context (surrounding turns, a date): keyword-indexed "
+        "beside the text, never returned as it.",
+    )
     tags = serializers.ListField(
         child=serializers.CharField(max_length=64), required=False, max_length=50
     )
@@ -192,6 +200,7 @@ class MemoryListFilterSerializer(serializers.Serializer[dict[str, Any]]):
 def _long_term_draft(item: dict[str, Any]) -> MemoryDraft:
     return MemoryDraft(
         text=item["text"],
+        context=item.get("context", ""),
         tags=item.get("tags", []),
         metadata=item.get("metadata", {}),
         project_id=item.get("project_id"),

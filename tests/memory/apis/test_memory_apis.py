@@ -382,3 +382,18 @@ def test_every_tenant_role_may_use_memory(make_caller, tenant, role):
     assert caller.post(MEMORY, {"text": "mine"}).status_code == 201
     assert caller.get(MEMORY).status_code == 200
     assert caller.post(RECALL, {"query": "mine"}).status_code == 200
+
+
+def test_context_is_stored_indexed_and_returned_but_not_as_the_text(agent, tenant):
+    written = agent.post(
+        MEMORY, {"text": "We ship on Tuesdays.", "context": "release calendar, 2026 planning"}
+    ).json()["data"]
+    _embed_all()
+
+    found = agent.post(RECALL, {"query": "release calendar", "mode": "keyword", "limit": 5}).json()[
+        "data"
+    ]
+
+    assert written["context"] == "release calendar, 2026 planning"
+    assert [hit["memory"]["text"] for hit in found] == ["We ship on Tuesdays."]
+    assert found[0]["memory"]["context"] == "release calendar, 2026 planning"

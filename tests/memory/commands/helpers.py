@@ -28,6 +28,7 @@ MEMORY_FIELDS = (
     "tenant_id",
     "subject_id",
     "text",
+    "context",
     "embedding_content_hash",
     "embedded_at",
     "confidence",
@@ -215,7 +216,9 @@ def build_corpus(tenant, project: Project) -> dict[str, Any]:
         draft=MemoryDraft(text="Deploys are on Thursdays.", source="promoted"),
     )
     Memory.objects.filter(pk=new.pk).update(embedding=[0.5] * 384, embedded_at=now)
-    hot = remember(tenant, "agent-a", "The user prefers tabs.")
+    hot = remember(
+        tenant, "agent-a", "The user prefers tabs.", context="2023-05-08 · editor settings"
+    )
     Memory.objects.filter(pk=hot.pk).update(
         recall_count=4,
         last_recalled_at=now - timedelta(minutes=5),
