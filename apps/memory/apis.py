@@ -61,7 +61,9 @@ class MemoryOutputSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     subject_id = serializers.CharField()
     text = serializers.CharField()
-    context = serializers.CharField()
+    # DRF moves declared fields off the class, so `context` does not clobber Field.context at
+    # run time; the type checker only sees the name.
+    context = serializers.CharField()  # type: ignore[assignment]
     tags = serializers.ListField(child=serializers.CharField())
     metadata = serializers.DictField()
     project_id = serializers.UUIDField(allow_null=True)
@@ -122,7 +124,7 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     tier = serializers.ChoiceField(choices=["long_term", "session"], default="long_term")
     # long_term
     text = serializers.CharField(required=False, trim_whitespace=False)
-    context = serializers.CharField(
+    context = serializers.CharField(  # type: ignore[assignment] # see MemoryOutputSerializer
         required=False,
         allow_blank=True,
         max_length=settings.MEMORY_CONTEXT_MAX_CHARS,

@@ -18,7 +18,7 @@ Strategy per query (docs/memory.md has the measurements):
 
 Every statement is assembled around the WHERE clause Django compiles from the queryset that
 :func:`apps.core.repos.heavy_read_memories` (the structural (tenant, subject) guard) checked,
-and runs on the heavy-read alias; rows come back as ``Memory`` instances through ``raw()``.
+and runs on the heavy-read alias; rows come back as ``Memory`` instances (``Memory.from_db``).
 
 Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks.md):
 
@@ -52,6 +52,7 @@ from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, transaction
 from django.db.models import Case, IntegerField, Q, Value, When
+from django.db.models.expressions import Col
 from django.db.models.functions import Coalesce
 
 from apps.core.db.routers import PRIMARY
@@ -265,16 +266,42 @@ def _compile_scope(queryset: Any) -> _CompiledScope | None:
     )
 
 
+@dataclass(frozen=True)
+class _RowShape:
+    """What recall selects of a memory row and how Django turns it back into a ``Memory``."""
+
+    select_list: str
+    field_names: list[str]
+    # (position, expression, converters) for the columns that need one (e.g. JSON).
+    converters: list[tuple[int, Col, list[Any]]]
+
+
 @functools.cache
-def _select_list(using: str) -> str:
-    """Every column but the vector (nothing downstream reads it; parsing it costs)."""
-    quote = connections[using].ops.quote_name
-    table = quote(Memory._meta.db_table)
-    return ", ".join(
-        f"{table}.{quote(field.column)}"
-        for field in Memory._meta.concrete_fields
-        if field.column and field.name not in LIST_DEFERRED_FIELDS
+def _row_shape(using: str) -> _RowShape:
+    """Every column but the vector (nothing downstream reads it; parsing it costs), once per
+    process: resolving columns and converters per query is what ``raw()`` would repeat."""
+    connection = connections[using]
+    quote = connection.ops.quote_name
+    table = Memory._meta.db_table
+    fields = [
+        field for field in Memory._meta.concrete_fields if field.name not in LIST_DEFERRED_FIELDS
+    ]
+    columns = [str(field.column) for field in fields]
+    converters: list[tuple[int, Col, list[Any]]] = []
+    for position, model_field in enumerate(fields):
+        column = Col(table, model_field)
+        found = connection.ops.get_db_converters(column) + model_field.get_db_converters(connection)
+        if found:
+            converters.append((position, column, found))
+    return _RowShape(
+        select_list=", ".join(f"{quote(table)}.{quote(column)}" for column in columns),
+        field_names=[field.attname for field in fields],
+        converters=converters,
     )
+
+
+def _select_list(using: str) -> str:
+    return _row_shape(using).select_list
 
 
 def _quote(using: str, name: str) -> str:
@@ -342,9 +369,22 @@ def _approximate(scope: _CompiledScope, literal: str, fetch: int) -> list[tuple[
 
 
 def _fetch(scope: _CompiledScope, sql: str, params: list[Any]) -> list[tuple[Memory, float]]:
-    rows = Memory.objects.db_manager(scope.using).raw(sql, params)
-    # `distance` is the extra column RawQuerySet sets on each instance.
-    return [(memory, float(getattr(memory, "distance"))) for memory in rows]  # noqa: B009
+    """Run a statement selecting ``_select_list`` plus one score column; rows as
+    ``(Memory, score)``, built the way Django's own iterators build them (``from_db`` after
+    the fields' converters), without ``raw()``'s per-query column resolution."""
+    shape = _row_shape(scope.using)
+    connection = connections[scope.using]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    ranked = []
+    for row in rows:
+        values = list(row[:-1])
+        for position, column, converters in shape.converters:
+            for converter in converters:
+                values[position] = converter(values[position], column, connection)
+        ranked.append((Memory.from_db(scope.using, shape.field_names, values), float(row[-1])))
+    return ranked
 
 
 def _has_rows(scope: _CompiledScope) -> bool:
