@@ -50,7 +50,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
-from django.db import connections, transaction
+from django.db import OperationalError, connections, transaction
 from django.db.models import Case, IntegerField, Q, Value, When
 from django.db.models.expressions import Col
 from django.db.models.functions import Coalesce
@@ -68,6 +68,8 @@ from apps.providers.embeddings import EmbeddingsUnavailable, embed_query
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
+#: Fallback reason when the heavy-read repo fails (statement timeout, replica down).
+HEAVY_READ_UNAVAILABLE = "heavy_read_unavailable"
 STRATEGY_EXACT = "exact"
 STRATEGY_ANN = "ann"
 STRATEGY_ANN_EXACT = "ann+exact"
@@ -190,14 +192,15 @@ def memory_recall(
                     limit=limit,
                     include_superseded=include_superseded,
                 )
-    except HeavyReadShed as exc:
+    except (HeavyReadShed, OperationalError) as exc:
+        # Shed, or the heavy-read repo timed out or is unreachable: answer from the OLTP repo.
         return _fallback(
             tenant=tenant,
             subject_id=subject_id,
             query=query,
             project_id=project_id,
             limit=limit,
-            reason=exc.reason,
+            reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE,
             mode=mode,
         )
     result.meta["mode"] = mode

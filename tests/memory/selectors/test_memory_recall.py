@@ -180,3 +180,24 @@ def test_query_is_validated_before_embedding(tenant, mocker, _case, query, code)
 
     assert excinfo.value.code == code
     embed.assert_not_called()
+
+
+def test_a_failing_heavy_read_repo_degrades_to_the_scoped_fallback(tenant, other_tenant, mocker):
+    from django.db import OperationalError
+
+    remember(tenant, "a", "editor dark mode")
+    remember(other_tenant, "a", "foreign editor dark mode")
+    mocker.patch(
+        "apps.memory.selectors.recall._semantic",
+        side_effect=OperationalError("canceling statement due to statement timeout"),
+    )
+    mocker.patch(
+        "apps.memory.selectors.recall._ranked_by_keyword",
+        side_effect=OperationalError("canceling statement due to statement timeout"),
+    )
+
+    result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=5)
+
+    assert result.meta["fallback"] is True
+    assert result.meta["reason"] == "heavy_read_unavailable"
+    assert _texts(result) == ["editor dark mode"]
