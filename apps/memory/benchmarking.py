@@ -36,6 +36,7 @@ from pgvector.psycopg.vector import register_vector_info
 from psycopg.types import TypeInfo
 
 from apps.core.db.routers import PRIMARY
+from apps.core.vectors import vector_literal
 from apps.memory.models import Memory
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
@@ -707,7 +708,7 @@ def exact_top_k(*, tenant_id: Any, subject_id: str, vector: np.ndarray, k: int) 
     ``+ 0`` keeps HNSW out of it: the index can only serve ORDER BY on the bare operator.
     Independent of the recall code on purpose: this is what recall is checked against.
     """
-    literal = "[" + ",".join(f"{value:.9g}" for value in vector.tolist()) + "]"
+    literal = vector_literal(vector.tolist())
     with connections[PRIMARY].cursor() as cursor:
         cursor.execute(
             "SELECT id, embedding <=> %s::vector AS distance FROM memory_memory "

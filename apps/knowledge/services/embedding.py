@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
 from apps.core.telemetry import emit
+from apps.core.vectors import vector_literal
 from apps.knowledge.models import Article, ArticleStatus
 from apps.knowledge.services.fields import article_embedding_text
 from apps.knowledge.tasks import embed_articles_task
@@ -54,7 +55,7 @@ def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]
     """One UPDATE for the batch. Only rows still unembedded AND still at the version that was
     embedded are written: an edit made while the provider was working cleared the vector and
     bumped the version, so its stale vector is discarded and the edit's own task fills it."""
-    literals = ["[" + ",".join(f"{value:.7g}" for value in vector) + "]" for vector in vectors]
+    literals = [vector_literal(vector) for vector in vectors]
     with connections[PRIMARY].cursor() as cursor:
         cursor.execute(
             f"""
@@ -184,7 +185,7 @@ def article_reembed_batch(
     vectors = embed_texts(
         config, [article_embedding_text(title=row.title, body=row.body) for row in batch]
     )
-    literals = ["[" + ",".join(f"{value:.7g}" for value in vector) + "]" for vector in vectors]
+    literals = [vector_literal(vector) for vector in vectors]
     with connections[PRIMARY].cursor() as cursor:
         cursor.execute(
             f"""

@@ -59,6 +59,7 @@ from apps.core.db.routers import PRIMARY
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.repos import ScopeViolation, heavy_read_memories, require_scope
+from apps.core.vectors import vector_literal
 from apps.memory.exceptions import MemoryErrorCode
 from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
 from apps.memory.recall_bump import schedule_recall_bump
@@ -311,15 +312,6 @@ def _quote(using: str, name: str) -> str:
     return str(connections[using].ops.quote_name(name))
 
 
-def _vector_literal(vector: Sequence[float]) -> str:
-    """pgvector's text form, built once per recall and shared by every statement.
-
-    Nine significant digits round-trip a float32 (what the column stores); ``%g`` is about
-    twice as fast as ``repr`` here, and this sits on every recall.
-    """
-    return "[" + ",".join(["%.9g" % value for value in vector]) + "]"  # noqa: UP031
-
-
 def _exact(
     scope: _CompiledScope, literal: str, limit: int, *, threshold: int | None = None
 ) -> list[tuple[Memory, float]]:
@@ -443,7 +435,8 @@ def _semantic(
             include_superseded=include_superseded,
         )
     )
-    literal = _vector_literal(vector)
+    # Built once per recall and shared by every statement (this sits on the hot path).
+    literal = vector_literal(vector)
     meta: dict[str, Any] = {}
     ranked: list[tuple[Memory, float]] = []
     strategy = STRATEGY_EXACT

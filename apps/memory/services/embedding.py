@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
 from apps.core.telemetry import emit
+from apps.core.vectors import vector_literal
 from apps.memory.models import Memory
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts
 from apps.tenancy.models import Tenant
@@ -51,7 +52,7 @@ def _embed_for_tenant(*, tenant: Tenant, rows: Sequence[Memory], run: EmbeddingR
 def _store_vectors(*, ids: Sequence[str], vectors: Sequence[Sequence[float]], table: str) -> int:
     """One UPDATE for the whole batch; only rows still unembedded are written, so two
     concurrent runs (task + backfill) cannot both count or overwrite a row."""
-    literals = ["[" + ",".join(f"{value:.7g}" for value in vector) + "]" for vector in vectors]
+    literals = [vector_literal(vector) for vector in vectors]
     with connections[PRIMARY].cursor() as cursor:
         cursor.execute(
             f"""

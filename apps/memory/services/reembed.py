@@ -29,6 +29,7 @@ from django.utils import timezone
 from apps.core.db.routers import PRIMARY
 from apps.core.exceptions import Conflict, ServiceUnavailable
 from apps.core.telemetry import emit
+from apps.core.vectors import vector_literal
 from apps.knowledge.services.embedding import article_reembed_batch, article_reembed_remaining
 from apps.memory.models import Memory, ReembedRun
 from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
@@ -72,7 +73,7 @@ def _memory_candidates(*, tenant: Tenant, embedded_before: datetime | None) -> Q
 
 
 def _store_memory_vectors(*, tenant: Tenant, rows: list[Memory], vectors: list[list[float]]) -> int:
-    literals = ["[" + ",".join(f"{value:.7g}" for value in vector) + "]" for vector in vectors]
+    literals = [vector_literal(vector) for vector in vectors]
     with connections[PRIMARY].cursor() as cursor:
         cursor.execute(
             f"""
