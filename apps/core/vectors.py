@@ -1,11 +1,46 @@
-"""pgvector text literals, written one way everywhere."""
+"""pgvector values as Postgres receives them: one text literal, one binary parameter."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import struct
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+from typing_extensions import override
+
+# pgvector's binary wire format: dimensions (uint16), an unused uint16, then big-endian float32s.
+_VECTOR_HEADER = struct.Struct(">HH")
 
 
 def vector_literal(vector: Iterable[float]) -> str:
     """``[v1,v2,…]`` for a ``::vector`` cast. Nine significant digits round-trip a float32
     exactly (pgvector stores float32), so what is written is what was computed."""
     return "[" + ",".join(["%.9g" % value for value in vector]) + "]"  # noqa: UP031 - fastest
+
+
+class VectorParam:
+    """A query vector sent in pgvector's binary format, for a server-bound cursor
+    (:func:`apps.core.db.cursors.server_bound_cursor`).
+
+    Packing it costs ~7 µs against ~70 µs for the text literal, and the server reads the
+    floats without parsing 384 decimal strings. The parameter goes out untyped, so Postgres
+    takes its type from the expression it meets (``embedding <=> %s`` makes it a vector), and
+    no per-connection lookup of the extension's type oid is needed.
+    """
+
+    __slots__ = ("payload",)
+
+    def __init__(self, vector: Sequence[float]) -> None:
+        values = np.asarray(vector, dtype=">f4")
+        self.payload = _VECTOR_HEADER.pack(values.shape[0], 0) + values.tobytes()
+
+
+class VectorParamDumper(Dumper):
+    format = Format.BINARY
+    oid = 0  # unknown: the server infers `vector` from the operator's other side
+
+    @override
+    def dump(self, obj: VectorParam) -> bytes:
+        return obj.payload

@@ -1,7 +1,9 @@
 import uuid
 
 import pytest
+from django.db import connections
 
+from apps.core.db.routers import HEAVY_READ
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import heavy_read_slot
 from apps.memory.selectors import memory_recall
@@ -188,11 +190,11 @@ def test_a_failing_heavy_read_repo_degrades_to_the_scoped_fallback(tenant, other
     remember(tenant, "a", "editor dark mode")
     remember(other_tenant, "a", "foreign editor dark mode")
     mocker.patch(
-        "apps.memory.selectors.recall._semantic",
+        "apps.memory.selectors.recall.semantic_recall",
         side_effect=OperationalError("canceling statement due to statement timeout"),
     )
     mocker.patch(
-        "apps.memory.selectors.recall._ranked_by_keyword",
+        "apps.memory.selectors.recall.keyword_recall",
         side_effect=OperationalError("canceling statement due to statement timeout"),
     )
 
@@ -201,3 +203,48 @@ def test_a_failing_heavy_read_repo_degrades_to_the_scoped_fallback(tenant, other
     assert result.meta["fallback"] is True
     assert result.meta["reason"] == "heavy_read_unavailable"
     assert _texts(result) == ["editor dark mode"]
+
+
+@pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])
+@pytest.mark.parametrize("exact_scan_max_rows", [10_000, 5], ids=["exact", "ann"])
+def test_prepared_recall_statements_answer_exactly_as_unprepared_ones(
+    tenant, settings, mode, exact_scan_max_rows
+):
+    """The heavy-read repo prepares recall's statements after a run or two (psycopg's
+    prepare_threshold); each strategy must return the same rows once they are prepared."""
+    for i in range(12):
+        remember(tenant, "a", f"note {i} about deploy topic {i % 4}")
+    remember(tenant, "b", "another subject's deploy topic note")
+    settings.MEMORY_EXACT_SCAN_MAX_ROWS = exact_scan_max_rows
+    heavy_read = connections[HEAVY_READ]
+    heavy_read.ensure_connection()
+    raw = heavy_read.connection
+
+    def answers():
+        return [
+            [
+                (hit.memory.pk, round(hit.score or 0, 6))
+                for hit in memory_recall(
+                    tenant=tenant, subject_id=subject, query="deploy topic 2", mode=mode, limit=4
+                ).results
+            ]
+            for subject in ("a", "b", "a", "b")
+        ]
+
+    unprepared = answers()
+    before = raw.prepare_threshold
+    raw.prepare_threshold = 0
+    try:
+        prepared = answers()
+        with heavy_read.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                ["%memory_memory%"],
+            )
+            statements = cursor.fetchone()[0]
+    finally:
+        raw.prepare_threshold = before
+
+    assert prepared == unprepared
+    assert all(unprepared)
+    assert statements > 0

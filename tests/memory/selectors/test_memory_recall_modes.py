@@ -4,8 +4,9 @@ import pytest
 
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import heavy_read_slot
-from apps.core.repos import ScopeViolation
+from apps.core.repos import ScopeViolation, heavy_read_memories
 from apps.memory.selectors import memory_recall
+from apps.memory.selectors.recall.scope import reset_scope_templates
 from apps.memory.services import MemoryDraft, memory_embed_pending, memory_supersede
 from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory
@@ -147,16 +148,43 @@ def test_keyword_legs_honour_supersede_and_project_partition(tenant, mode):
     assert recall(include_superseded=True) == ["builds run on argo", "builds run on jenkins"]
 
 
-@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
-def test_both_legs_go_through_the_scope_guard(notes, mocker, mode):
+@pytest.fixture
+def fresh_scope_templates():
+    """Recall compiles its guarded scope once per query shape; start (and end) without any."""
+    reset_scope_templates()
+    yield
+    reset_scope_templates()
+
+
+@pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])
+def test_a_scope_the_guard_refuses_is_never_run(notes, mocker, mode, fresh_scope_templates):
     guard = mocker.patch(
-        "apps.memory.selectors.recall.heavy_read_memories", side_effect=ScopeViolation("no")
+        "apps.memory.selectors.recall.scope.heavy_read_memories", side_effect=ScopeViolation("no")
     )
 
     with pytest.raises(ScopeViolation):
         memory_recall(tenant=notes, subject_id="a", query="deploy", mode=mode)
 
     assert guard.call_count == 1
+
+
+def test_the_guard_checks_each_scope_shape_once_and_every_recall_binds_its_own_scope(
+    notes, mocker, fresh_scope_templates
+):
+    guard = mocker.patch(
+        "apps.memory.selectors.recall.scope.heavy_read_memories", wraps=heavy_read_memories
+    )
+
+    for subject_id in ("a", "b", "a"):
+        result = memory_recall(tenant=notes, subject_id=subject_id, query="deploy", mode="hybrid")
+        assert result.results
+        assert {hit.memory.subject_id for hit in result.results} == {subject_id}
+    memory_recall(tenant=notes, subject_id="a", query="deploy", include_superseded=True)
+
+    # Live-only and include_superseded are two shapes: one guard check each, not one per call.
+    assert guard.call_count == 2
+    shapes = {call.kwargs["subject_id"] for call in guard.call_args_list}
+    assert shapes.isdisjoint({"a", "b"})  # checked on the placeholder-bound template
 
 
 @pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])

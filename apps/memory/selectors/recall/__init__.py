@@ -1,0 +1,157 @@
+"""Recall: the subject's own memories ranked by meaning, index-safe and never underfilled.
+
+One entry point, :func:`memory_recall`, and one module per ranking:
+
+* :mod:`.semantic` — the vector ranking: an exact scan of the subject's rows up to
+  ``MEMORY_EXACT_SCAN_MAX_ROWS``, iterative HNSW completed exactly above it;
+* :mod:`.keyword` — Okapi BM25 in SQL, and its fusion with the vector ranking (``hybrid``);
+* :mod:`.fallback` — embeddings unavailable or the heavy-read repo shed/failing: the keyword
+  ranking on the OLTP repo, topped up by a recent-first substring match;
+* :mod:`.scope` — the guarded (tenant, subject) predicate every statement is built around,
+  compiled once per query shape, and the server-bound statement runner.
+
+Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks.md): ``semantic``,
+``keyword``, ``hybrid`` (both legs fused by weighted reciprocal rank). Each hit carries a
+``selection_reason`` (``semantic`` | ``keyword`` | ``keyword+semantic`` | ``keyword_fallback``
+| ``ilike_fallback``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import OperationalError
+
+from apps.core.exceptions import ValidationFailed
+from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
+from apps.memory.exceptions import MemoryErrorCode
+from apps.memory.recall_bump import schedule_recall_bump
+from apps.memory.selectors.recall.fallback import fallback_recall
+from apps.memory.selectors.recall.keyword import keyword_recall
+from apps.memory.selectors.recall.results import (
+    HEAVY_READ_UNAVAILABLE,
+    MODE_KEYWORD,
+    MODE_SEMANTIC,
+    RECALL_MODES,
+    RECALL_SELECTION_REASONS,
+    RecallHit,
+    RecallResult,
+)
+from apps.memory.selectors.recall.semantic import semantic_recall
+from apps.providers.embeddings import EmbeddingsUnavailable, embed_query
+from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_config
+
+__all__ = [
+    "RECALL_MODES",
+    "RECALL_SELECTION_REASONS",
+    "RecallHit",
+    "RecallResult",
+    "memory_recall",
+    "validate_recall_mode",
+    "validate_recall_query",
+]
+
+
+def validate_recall_query(query: object) -> str:
+    """The shared query contract: a non-blank string of at most 500 characters."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationFailed(
+            "query must be a non-blank string.", code=MemoryErrorCode.INVALID_QUERY
+        )
+    if len(query) > settings.MEMORY_QUERY_MAX_CHARS:
+        raise ValidationFailed(
+            f"query is longer than {settings.MEMORY_QUERY_MAX_CHARS} characters.",
+            code=MemoryErrorCode.QUERY_TOO_LONG,
+        )
+    return query
+
+
+def validate_recall_mode(mode: object) -> str:
+    if mode is None:
+        return str(settings.MEMORY_RECALL_DEFAULT_MODE)
+    if mode not in RECALL_MODES:
+        raise ValidationFailed(
+            f"mode must be one of {', '.join(RECALL_MODES)}.", details={"mode": str(mode)}
+        )
+    return str(mode)
+
+
+def memory_recall(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    query: str,
+    project_id: uuid.UUID | None = None,
+    limit: int = 10,
+    include_superseded: bool = False,
+    query_embedding: list[float] | None = None,
+    mode: str | None = None,
+) -> RecallResult:
+    """The subject's top-``limit`` memories for ``query`` (spec envelope ``{results, meta}``).
+
+    ``mode`` is ``semantic`` | ``keyword`` | ``hybrid`` (default ``MEMORY_RECALL_DEFAULT_MODE``).
+    ``query_embedding`` lets a caller that already embedded the query (merged recall) reuse it.
+    """
+    query = validate_recall_query(query)
+    mode = validate_recall_mode(mode)
+    limit = max(1, min(int(limit), settings.MEMORY_RECALL_MAX_LIMIT))
+    if mode == MODE_KEYWORD:
+        query_embedding = None
+    elif query_embedding is None:
+        try:
+            query_embedding = embed_query(tenant_embedding_config(tenant=tenant), query)
+        except EmbeddingsUnavailable as exc:
+            return fallback_recall(
+                tenant=tenant,
+                subject_id=subject_id,
+                query=query,
+                project_id=project_id,
+                limit=limit,
+                reason=exc.reason,
+                mode=mode,
+            )
+    try:
+        with heavy_read_slot(tenant_id=tenant.pk):
+            if mode == MODE_SEMANTIC:
+                assert query_embedding is not None  # noqa: S101 - narrowed above
+                result = semantic_recall(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    vector=query_embedding,
+                    project_id=project_id,
+                    limit=limit,
+                    include_superseded=include_superseded,
+                )
+            else:
+                result = keyword_recall(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    query=query,
+                    vector=query_embedding,
+                    project_id=project_id,
+                    limit=limit,
+                    include_superseded=include_superseded,
+                )
+    except (HeavyReadShed, OperationalError) as exc:
+        # Shed, or the heavy-read repo timed out or is unreachable: answer from the OLTP repo.
+        return fallback_recall(
+            tenant=tenant,
+            subject_id=subject_id,
+            query=query,
+            project_id=project_id,
+            limit=limit,
+            reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE,
+            mode=mode,
+        )
+    result.meta["mode"] = mode
+    schedule_recall_bump(
+        memory_ids=[
+            hit.memory.pk
+            for hit in result.results
+            if hit.similarity is not None
+            and hit.similarity >= settings.MEMORY_RECALL_BUMP_MIN_SCORE
+        ]
+    )
+    return result

@@ -1,0 +1,208 @@
+"""The keyword ranking (Okapi BM25 in SQL) and its fusion with the vector ranking.
+
+* ``keyword`` — Okapi BM25 over the stored tsvector (``search_vector``: text weight A, the
+  memory's retrieval ``context`` weight B), computed in SQL over the recall's compiled scope:
+  the question's lexemes OR'd, IDF from the subject's own rows, so a name that appears in
+  every other memory weighs little and a rare word a lot;
+* ``hybrid`` — both legs, fused by weighted reciprocal rank (``MEMORY_RECALL_RRF_K``,
+  ``MEMORY_RECALL_*_WEIGHT``).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+
+from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
+from apps.memory.selectors.recall.results import (
+    REASON_KEYWORD,
+    REASON_KEYWORD_AND_SEMANTIC,
+    REASON_SEMANTIC,
+    STRATEGY_KEYWORD,
+    RecallHit,
+    RecallResult,
+    envelope_meta,
+)
+from apps.memory.selectors.recall.scope import (
+    CompiledScope,
+    fetch_ranked,
+    quote,
+    recall_scope,
+    select_list,
+)
+from apps.memory.selectors.recall.semantic import semantic_recall
+from apps.tenancy.models import Tenant
+
+
+def _bm25_sql(scope: CompiledScope, fetch: int) -> tuple[str, list[Any]]:
+    """Okapi BM25 over ``search_vector`` for the rows in ``scope``, best first (one statement).
+
+    The query's lexemes (parsed with the column's own config: stemmed, stop words dropped)
+    are OR'd, so a natural-language question matches any of its words. Only rows matching
+    some lexeme are read (the GIN index, or the scope's btree and a filter); IDF counts the
+    matching rows per lexeme against the scope's size. A lexeme's frequency counts each
+    occurrence in the text as 1 and in the context as ``MEMORY_RECALL_CONTEXT_TERM_WEIGHT``;
+    the document length is its number of distinct lexemes, normalised by the matching rows'
+    mean (cheaper than the whole scope's, and measured no worse).
+    """
+    table, pk = scope.table, quote(scope.using, "id")
+    vector = f"{table}.{quote(scope.using, 'search_vector')}"
+    # Identifiers and WHERE clauses come from Django; every value is a parameter.
+    sql = f"""
+        WITH terms AS (
+            SELECT DISTINCT lexeme FROM unnest(to_tsvector(%s::regconfig, %s))
+        ), matched AS (
+            SELECT {table}.{pk} AS id, {vector} AS document FROM {table}
+             WHERE {scope.where} AND {vector} @@ (
+                   SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
+        ), population AS (
+            SELECT count(*)::float8 AS rows FROM {table} WHERE {scope.where}
+        ), hits AS (
+            SELECT matched.id, term.lexeme, length(matched.document)::float8 AS length,
+                   (SELECT sum(CASE weight WHEN 'A' THEN 1.0 ELSE %s END)
+                      FROM unnest(term.weights) AS weight)::float8 AS frequency
+              FROM matched CROSS JOIN LATERAL unnest(matched.document) AS term
+             WHERE term.lexeme IN (SELECT lexeme FROM terms)
+        ), frequency AS (
+            SELECT lexeme, count(*)::float8 AS rows FROM hits GROUP BY lexeme
+        ), shape AS (
+            SELECT avg(length(document))::float8 AS mean_length FROM matched
+        ), ranked AS (
+            SELECT hits.id, sum(
+                       ln(1 + (population.rows - frequency.rows + 0.5) / (frequency.rows + 0.5))
+                       * hits.frequency * (%s + 1)
+                       / (hits.frequency
+                          + %s * (1 - %s + %s * hits.length / greatest(shape.mean_length, 1))))
+                   AS keyword_score
+              FROM hits JOIN frequency USING (lexeme) CROSS JOIN population CROSS JOIN shape
+             GROUP BY hits.id ORDER BY keyword_score DESC, hits.id LIMIT %s
+        )
+        SELECT {select_list(scope.using)}, ranked.keyword_score FROM {table}
+          JOIN ranked ON ranked.id = {table}.{pk}
+         WHERE {scope.where} ORDER BY ranked.keyword_score DESC, {table}.{pk}
+    """  # noqa: S608
+    k1, b = settings.MEMORY_RECALL_BM25_K1, settings.MEMORY_RECALL_BM25_B
+    params: list[Any] = [
+        *scope.params,
+        *scope.params,
+        settings.MEMORY_RECALL_CONTEXT_TERM_WEIGHT,
+        k1,
+        k1,
+        b,
+        b,
+        fetch,
+        *scope.params,
+    ]
+    return sql, params
+
+
+def keyword_ranking(scope: CompiledScope, query: str, fetch: int) -> list[tuple[Memory, float]]:
+    """The scope's top-``fetch`` rows by BM25 for ``query`` (rows matching no word: none)."""
+    sql, params = _bm25_sql(scope, fetch)
+    return fetch_ranked(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params])
+
+
+def fuse(
+    semantic: Sequence[RecallHit], keyword: Sequence[tuple[Memory, float]], limit: int
+) -> list[RecallHit]:
+    """Weighted reciprocal rank fusion; the score is normalised so 1.0 means "first in both".
+
+    Ties (equal fused score) go to the better semantic rank, then the better keyword rank,
+    then the id, so the order is total and repeatable.
+    """
+    k = settings.MEMORY_RECALL_RRF_K
+    weights = {
+        "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
+        "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
+    }
+    memories: dict[Any, Memory] = {}
+    similarity: dict[Any, float | None] = {}
+    ranks: dict[Any, dict[str, int]] = {}
+    for rank, hit in enumerate(semantic, start=1):
+        memories[hit.memory.pk] = hit.memory
+        similarity[hit.memory.pk] = hit.similarity
+        ranks.setdefault(hit.memory.pk, {})["semantic"] = rank
+    for rank, (memory, _score) in enumerate(keyword, start=1):
+        memories.setdefault(memory.pk, memory)
+        ranks.setdefault(memory.pk, {})["keyword"] = rank
+    ceiling = sum(weights.values()) / (k + 1)
+
+    def fused(pk: Any) -> float:
+        return sum(weights[leg] / (k + rank) for leg, rank in ranks[pk].items()) / ceiling
+
+    inf = float("inf")
+    order = sorted(
+        ranks,
+        key=lambda pk: (
+            -fused(pk),
+            ranks[pk].get("semantic", inf),
+            ranks[pk].get("keyword", inf),
+            str(pk),
+        ),
+    )
+    reasons = {
+        frozenset({"semantic"}): REASON_SEMANTIC,
+        frozenset({"keyword"}): REASON_KEYWORD,
+        frozenset({"semantic", "keyword"}): REASON_KEYWORD_AND_SEMANTIC,
+    }
+    return [
+        RecallHit(
+            memory=memories[pk],
+            score=round(fused(pk), 6),
+            selection_reason=reasons[frozenset(ranks[pk])],
+            similarity=similarity.get(pk),
+        )
+        for pk in order[:limit]
+    ]
+
+
+def keyword_recall(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    query: str,
+    vector: Sequence[float] | None,
+    project_id: uuid.UUID | None,
+    limit: int,
+    include_superseded: bool,
+) -> RecallResult:
+    """``keyword`` (no vector) or ``hybrid`` (with one): both legs over one guarded scope."""
+    started = time.perf_counter()
+    fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
+    meta: dict[str, Any] = {}
+    semantic: list[RecallHit] = []
+    strategy = STRATEGY_KEYWORD
+    if vector is not None:
+        # The vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper.
+        leg = semantic_recall(
+            tenant=tenant,
+            subject_id=subject_id,
+            vector=vector,
+            project_id=project_id,
+            limit=fetch,
+            include_superseded=include_superseded,
+        )
+        semantic, strategy = leg.results, leg.meta["strategy"]
+        if "ann_iterative_scan" in leg.meta:
+            meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
+    scope = recall_scope(
+        tenant_id=tenant.pk,
+        subject_id=subject_id,
+        project_id=project_id,
+        include_superseded=include_superseded,
+    )
+    keyword = keyword_ranking(scope, query, fetch)
+    if vector is None:
+        results = [
+            RecallHit(memory=memory, score=round(score, 6), selection_reason=REASON_KEYWORD)
+            for memory, score in keyword[:limit]
+        ]
+    else:
+        results = fuse(semantic, keyword, limit)
+    meta.update(envelope_meta(results=results, limit=limit, strategy=strategy))
+    meta["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return RecallResult(results=results, meta=meta)

@@ -1,0 +1,178 @@
+"""The vector ranking: exact per-subject scan, or iterative HNSW completed exactly.
+
+* ``exact`` — the subject has at most ``MEMORY_EXACT_SCAN_MAX_ROWS`` live embedded rows: every
+  one of them is scored (an index-only scan of the covering (tenant, subject) index, migration
+  0006) and the top-k taken. Recall is 1.0 by construction. The ORDER BY is ``distance + 0``,
+  an expression the HNSW index cannot serve, so no planner change can silently turn this read
+  into an approximate one. The size check rides in the same statement (a one-time NOT EXISTS
+  over the narrow live-scope index, migration 0005), so the common case is one round trip.
+* ``ann`` — a larger subject: pgvector's iterative HNSW scan (``relaxed_order``) with the
+  scope as residual filters, over-fetched (``MEMORY_HNSW_CANDIDATES_PER_RESULT`` candidates
+  per result) and re-ranked exactly; ``enable_sort`` is off for that statement, so
+  the HNSW scan is the only plan without a Sort and a large subject cannot be sent to the
+  btree instead. If the index still hands back fewer than k rows while the subject has more,
+  the read is completed by the exact scan (``ann+exact``), so ``underfilled`` means the
+  subject really has fewer rows.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from apps.core.db.cursors import server_bound_cursor
+from apps.core.vectors import VectorParam
+from apps.memory.models import Memory
+from apps.memory.selectors.recall.results import (
+    STRATEGY_ANN,
+    STRATEGY_ANN_EXACT,
+    STRATEGY_EXACT,
+    RecallHit,
+    RecallResult,
+    envelope_meta,
+)
+from apps.memory.selectors.recall.scope import (
+    CompiledScope,
+    fetch_ranked,
+    quote,
+    recall_scope,
+    select_list,
+)
+from apps.tenancy.models import Tenant
+
+
+def _exact(
+    scope: CompiledScope, vector: VectorParam, limit: int, *, threshold: int | None = None
+) -> list[tuple[Memory, float]]:
+    """The scope's true top-``limit`` rows, nearest first: every row in scope is scored.
+
+    One statement in two steps. The inner one ranks ``(id, distance)`` only, so Postgres
+    answers it with an index-only scan of the covering index (migration 0006): one subject's
+    vectors sit together in its leaf pages instead of on one heap page per row. The outer one
+    fetches the winners' rows, under the same scope predicate.
+
+    ``threshold``: rank nothing unless the scope holds at most that many rows — an
+    uncorrelated NOT EXISTS that Postgres evaluates once (an InitPlan), reading at most
+    threshold + 1 entries of the narrow live-scope index (migration 0005) and no heap.
+    """
+    table, pk = scope.table, quote(scope.using, "id")
+    embedding = quote(scope.using, "embedding")
+    # Identifiers and WHERE clauses come from Django; every value is a parameter.
+    inner = [
+        f"SELECT {table}.{pk}, ({table}.{embedding} <=> %s) + 0 AS distance "  # noqa: S608
+        f"FROM {table} WHERE {scope.where}"
+    ]
+    params: list[Any] = [vector, *scope.params]
+    if threshold is not None:
+        inner.append(
+            f" AND NOT EXISTS (SELECT 1 FROM {table} WHERE {scope.where} OFFSET %s LIMIT 1)"  # noqa: S608
+        )
+        params += [*scope.params, threshold]
+    inner.append(f" ORDER BY distance, {table}.{pk} LIMIT %s")
+    params += [limit, *scope.params]
+    sql = (
+        f"SELECT {select_list(scope.using)}, ranked.distance FROM {table} "  # noqa: S608
+        f"JOIN ({''.join(inner)}) AS ranked ON ranked.{pk} = {table}.{pk} "
+        f"WHERE {scope.where} ORDER BY ranked.distance, {table}.{pk}"
+    )
+    return fetch_ranked(scope, sql, params)
+
+
+def _approximate(
+    scope: CompiledScope, vector: VectorParam, fetch: int
+) -> list[tuple[Memory, float]]:
+    """The first ``fetch`` rows in scope the HNSW index hands back, by the bare operator."""
+    table = scope.table
+    embedding = quote(scope.using, "embedding")
+    sql = (
+        f"SELECT {select_list(scope.using)}, ({table}.{embedding} <=> %s) AS distance "  # noqa: S608
+        f"FROM {table} WHERE {scope.where} ORDER BY distance LIMIT %s"
+    )
+    return fetch_ranked(scope, sql, [vector, *scope.params, fetch])
+
+
+def _has_rows(scope: CompiledScope) -> bool:
+    with server_bound_cursor(scope.using) as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {scope.table} WHERE {scope.where} LIMIT 1",  # noqa: S608
+            scope.params,
+        )
+        return cursor.fetchone() is not None
+
+
+def _ann(scope: CompiledScope, vector: VectorParam, limit: int) -> list[tuple[Memory, float]]:
+    with transaction.atomic(using=scope.using), server_bound_cursor(scope.using) as cursor:
+        # One round trip for every knob, each local to this transaction:
+        # - relaxed_order: the iterative scan keeps walking the graph until `limit` rows pass
+        #   the scope filter (or max_scan_tuples), instead of filtering one ef_search pool;
+        # - enable_sort off: the only plan left without a Sort is the HNSW index scan, so the
+        #   planner cannot pick the (tenant, subject) btree + sort for a large subject and turn
+        #   the ANN read into a slow exact one (PG counts disabled nodes; cost is moot).
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', %s, true), "
+            "set_config('hnsw.max_scan_tuples', %s, true), "
+            "set_config('enable_sort', 'off', true)",
+            [
+                str(max(settings.MEMORY_HNSW_EF_SEARCH, limit)),
+                str(settings.MEMORY_HNSW_MAX_SCAN_TUPLES),
+            ],
+        )
+        ranked = _approximate(
+            scope, vector, limit * max(1, settings.MEMORY_HNSW_CANDIDATES_PER_RESULT)
+        )
+    # relaxed_order returns neighbours roughly in order; the final order (and cut) is exact.
+    ranked.sort(key=lambda pair: (pair[1], str(pair[0].pk)))
+    return ranked[:limit]
+
+
+def semantic_recall(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    vector: Sequence[float],
+    project_id: uuid.UUID | None,
+    limit: int,
+    include_superseded: bool,
+) -> RecallResult:
+    """The subject's ``limit`` nearest memories to ``vector`` (``mode=semantic``)."""
+    started = time.perf_counter()
+    scope = recall_scope(
+        tenant_id=tenant.pk,
+        subject_id=subject_id,
+        project_id=project_id,
+        include_superseded=include_superseded,
+    )
+    # Packed once per recall and shared by every statement (this sits on the hot path).
+    query_vector = VectorParam(vector)
+    meta: dict[str, Any] = {}
+    strategy = STRATEGY_EXACT
+    if include_superseded:
+        ranked = _exact(scope, query_vector, limit)
+    else:
+        meta["ann_iterative_scan"] = "off"
+        # The common case is one statement: the exact top-k behind a one-time check that the
+        # subject has at most `threshold` rows. A larger subject returns no rows, and so does
+        # an empty one; a LIMIT 1 probe tells the two apart.
+        threshold = settings.MEMORY_EXACT_SCAN_MAX_ROWS
+        ranked = _exact(scope, query_vector, limit, threshold=threshold)
+        if not ranked and _has_rows(scope):
+            strategy = STRATEGY_ANN
+            meta["ann_iterative_scan"] = "applied"
+            ranked = _ann(scope, query_vector, limit)
+            if len(ranked) < limit:
+                # The index gave up before k rows (max_scan_tuples); finish exactly.
+                strategy = STRATEGY_ANN_EXACT
+                ranked = _exact(scope, query_vector, limit)
+    results = [
+        RecallHit(memory=memory, score=1.0 - distance, similarity=1.0 - distance)
+        for memory, distance in ranked
+    ]
+    meta.update(envelope_meta(results=results, limit=limit, strategy=strategy))
+    meta["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return RecallResult(results=results, meta=meta)

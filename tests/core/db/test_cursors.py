@@ -1,0 +1,82 @@
+"""Server-bound cursors and the binary vector parameter (apps/core/db/cursors.py)."""
+
+import numpy as np
+import psycopg
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.core.db.cursors import server_bound_cursor
+from apps.core.db.routers import PRIMARY
+from apps.core.vectors import VectorParam, vector_literal
+
+
+@pytest.fixture
+def prepared_on_second_run():
+    """Let psycopg prepare on this connection as the heavy-read repo's settings do."""
+    connection.ensure_connection()
+    raw = connection.connection
+    before = raw.prepare_threshold
+    raw.prepare_threshold = 1
+    yield raw
+    raw.prepare_threshold = before
+
+
+@pytest.mark.django_db
+def test_values_travel_beside_the_statement_not_inside_it():
+    with server_bound_cursor(PRIMARY) as cursor:
+        # A client-bound cursor would inline the literal and type it from the text; a
+        # server-bound one sends an int8 parameter, which keeps its own type.
+        cursor.execute("SELECT pg_typeof(%s)::text, %s", [2**40, "it's"])
+        assert cursor.fetchone() == ("bigint", "it's")
+        assert not isinstance(cursor.cursor, psycopg.ClientCursor)
+
+
+@pytest.mark.django_db
+def test_a_vector_parameter_round_trips_every_float32_exactly():
+    vector = np.random.default_rng(7).normal(size=384).astype(np.float32)
+
+    with server_bound_cursor(PRIMARY) as cursor:
+        cursor.execute(
+            "SELECT %s::vector::text, %s::vector = %s::vector",
+            [VectorParam(vector.tolist()), VectorParam(vector), vector_literal(vector.tolist())],
+        )
+        text, equal = cursor.fetchone()
+
+    assert equal is True
+    assert np.array_equal(np.array(text.strip("[]").split(","), dtype=np.float32), vector)
+
+
+@pytest.mark.django_db
+def test_an_untyped_vector_parameter_takes_its_type_from_the_operator():
+    with server_bound_cursor(PRIMARY) as cursor:
+        cursor.execute("SELECT '[1,0,0]'::vector <=> %s", [VectorParam([0.0, 1.0, 0.0])])
+        assert cursor.fetchone() == (pytest.approx(1.0),)
+
+
+@pytest.mark.django_db
+def test_statements_are_logged_like_any_other_when_logging_is_on():
+    with CaptureQueriesContext(connection) as captured, server_bound_cursor(PRIMARY) as cursor:
+        cursor.execute("SELECT %s + 1", [41])
+
+    # Logged as the server saw it: the value never became part of the statement's text.
+    assert [query["sql"] for query in captured.captured_queries] == ["SELECT $1 + 1"]
+
+
+@pytest.mark.django_db
+def test_a_repeated_statement_is_prepared_once_the_threshold_is_met(prepared_on_second_run):
+    statement = "SELECT %s::int * 2 AS doubled_for_the_prepare_test"
+    answers = []
+    for value in (1, 2, 3):
+        with server_bound_cursor(PRIMARY) as cursor:
+            cursor.execute(statement, [value])
+            answers.append(cursor.fetchone()[0])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+            ["%doubled_for_the_prepare_test%"],
+        )
+        prepared = cursor.fetchone()[0]
+
+    assert answers == [2, 4, 6]
+    assert prepared == 1
