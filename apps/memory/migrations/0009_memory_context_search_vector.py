@@ -1,7 +1,7 @@
 from django.db import migrations, models
 
 # Keep in step with apps.memory.models.MEMORY_TEXT_SEARCH_CONFIG and the keyword leg of
-# apps/memory/selectors/recall.py (weights: A = the memory's text, B = its context).
+# apps/memory/selectors/recall/keyword.py (weights: A = the memory's text, B = its context).
 ADD_SEARCH_VECTOR = """
 ALTER TABLE memory_memory ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
     setweight(to_tsvector('english'::regconfig, text), 'A')

@@ -1,5 +1,7 @@
 """Server-bound cursors and the binary vector parameter (apps/core/db/cursors.py)."""
 
+from typing import Any
+
 import numpy as np
 import psycopg
 import pytest
@@ -36,11 +38,13 @@ def test_values_travel_beside_the_statement_not_inside_it():
 def test_a_vector_parameter_round_trips_every_float32_exactly():
     vector = np.random.default_rng(7).normal(size=384).astype(np.float32)
 
+    params: list[Any] = [
+        VectorParam(vector.tolist()),
+        VectorParam(vector),
+        vector_literal(vector.tolist()),
+    ]
     with server_bound_cursor(PRIMARY) as cursor:
-        cursor.execute(
-            "SELECT %s::vector::text, %s::vector = %s::vector",
-            [VectorParam(vector.tolist()), VectorParam(vector), vector_literal(vector.tolist())],
-        )
+        cursor.execute("SELECT %s::vector::text, %s::vector = %s::vector", params)
         text, equal = cursor.fetchone()
 
     assert equal is True
@@ -50,7 +54,8 @@ def test_a_vector_parameter_round_trips_every_float32_exactly():
 @pytest.mark.django_db
 def test_an_untyped_vector_parameter_takes_its_type_from_the_operator():
     with server_bound_cursor(PRIMARY) as cursor:
-        cursor.execute("SELECT '[1,0,0]'::vector <=> %s", [VectorParam([0.0, 1.0, 0.0])])
+        params: list[Any] = [VectorParam([0.0, 1.0, 0.0])]
+        cursor.execute("SELECT '[1,0,0]'::vector <=> %s", params)
         assert cursor.fetchone() == (pytest.approx(1.0),)
 
 
