@@ -150,3 +150,6 @@ MEMORY_RECALL_KEYWORD_WEIGHT = 1.5
 MEMORY_RECALL_BM25_K1 = 1.2
 MEMORY_RECALL_BM25_B = 0.75
 MEMORY_RECALL_CONTEXT_TERM_WEIGHT = 0.5
+# The keyword leg scores every matching row by term presence, then re-scores this many
+# candidates per requested row with exact term frequencies (selectors/recall/keyword.py).
+MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 3

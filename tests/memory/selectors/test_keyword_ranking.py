@@ -1,0 +1,167 @@
+"""The keyword leg's two-pass BM25 against the one-pass definition it must reproduce."""
+
+import random
+
+import pytest
+from django.db import connections
+
+from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
+from apps.memory.selectors import memory_recall
+from apps.memory.selectors.recall.keyword import keyword_ranking
+from apps.memory.selectors.recall.scope import recall_scope
+from apps.memory.services import MemoryDraft, memory_create_many, memory_embed_pending
+from tests.memory.helpers import remember
+
+VOCABULARY = [
+    "deploy",
+    "pipeline",
+    "friday",
+    "kayak",
+    "river",
+    "garden",
+    "tea",
+    "hiking",
+    "museum",
+    "guitar",
+    "painting",
+    "concert",
+    "library",
+    "bakery",
+    "festival",
+    "violin",
+    "lantern",
+    "harbor",
+    "meadow",
+    "orchard",
+]
+
+# BM25 as first written: every matching row's lexemes unnested and counted (text occurrences
+# count 1, context occurrences the context weight), IDF over the subject's rows; scores
+# rounded to 12 decimals so that equal scores tie exactly and go by id.
+ONE_PASS_BM25 = """
+    WITH terms AS (
+        SELECT DISTINCT lexeme FROM unnest(to_tsvector(%(config)s::regconfig, %(query)s))
+    ), scope AS (
+        SELECT id, search_vector AS document FROM memory_memory
+         WHERE tenant_id = %(tenant)s AND subject_id = %(subject)s
+           AND superseded_by_id IS NULL AND embedding IS NOT NULL AND project_id IS NULL
+    ), matched AS (
+        SELECT * FROM scope WHERE document @@ (
+            SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
+    ), hits AS (
+        SELECT matched.id, term.lexeme, length(matched.document)::float8 AS length,
+               (SELECT sum(CASE weight WHEN 'A' THEN 1.0 ELSE %(context_weight)s END)
+                  FROM unnest(term.weights) AS weight)::float8 AS frequency
+          FROM matched CROSS JOIN LATERAL unnest(matched.document) AS term
+         WHERE term.lexeme IN (SELECT lexeme FROM terms)
+    ), frequency AS (
+        SELECT lexeme, count(*)::float8 AS rows FROM hits GROUP BY lexeme
+    )
+    SELECT hits.id, round(sum(
+               ln(1 + ((SELECT count(*) FROM scope) - frequency.rows + 0.5)
+                      / (frequency.rows + 0.5))
+               * hits.frequency * (%(k1)s + 1)
+               / (hits.frequency + %(k1)s * (1 - %(b)s + %(b)s * hits.length
+                  / greatest((SELECT avg(length(document)) FROM matched), 1)))
+           )::numeric, 12)::float8 AS score
+      FROM hits JOIN frequency USING (lexeme)
+     GROUP BY hits.id ORDER BY score DESC, hits.id LIMIT %(limit)s
+"""
+
+
+def _one_pass(tenant, subject_id, query, limit, settings):
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            ONE_PASS_BM25,
+            {
+                "config": MEMORY_TEXT_SEARCH_CONFIG,
+                "query": query,
+                "tenant": tenant.pk,
+                "subject": subject_id,
+                "context_weight": settings.MEMORY_RECALL_CONTEXT_TERM_WEIGHT,
+                "k1": settings.MEMORY_RECALL_BM25_K1,
+                "b": settings.MEMORY_RECALL_BM25_B,
+                "limit": limit,
+            },
+        )
+        return [(memory_id, round(score, 9)) for memory_id, score in cursor.fetchall()]
+
+
+def _two_pass(tenant, subject_id, query, limit):
+    scope = recall_scope(
+        tenant_id=tenant.pk, subject_id=subject_id, project_id=None, include_superseded=False
+    )
+    return [(memory.pk, round(score, 9)) for memory, score in keyword_ranking(scope, query, limit)]
+
+
+@pytest.fixture
+def word_soup(tenant):
+    """400 memories over a small vocabulary: words repeat within and across memories, in the
+    text and in the context, so presence and occurrence counts disagree often."""
+    rng = random.Random(20261129)
+    drafts = [
+        MemoryDraft(
+            text=" ".join(rng.choices(VOCABULARY, k=rng.randint(3, 9))),
+            context=" ".join(rng.choices(VOCABULARY, k=rng.randint(0, 14))),
+        )
+        for _ in range(400)
+    ]
+    for start in range(0, len(drafts), 200):
+        created = memory_create_many(
+            tenant=tenant, subject_id="a", drafts=drafts[start : start + 200]
+        )
+        memory_embed_pending(memory_ids=[str(memory.pk) for memory in created])
+    remember(tenant, "b", "deploy pipeline kayak river in another subject")
+    return tenant
+
+
+QUERIES = [
+    "When is the deploy pipeline on friday?",
+    "kayak on the river",
+    "tea garden museum guitar",
+    "violin concert at the harbor festival",
+    "lantern",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_a_pool_covering_every_match_is_the_one_pass_ranking(word_soup, settings, query):
+    settings.MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 10
+
+    assert _two_pass(word_soup, "a", query, 40) == _one_pass(word_soup, "a", query, 40, settings)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_recall_with_the_default_pool_returns_the_one_pass_top_ten(word_soup, settings, query):
+    # limit 10 → the leg fetches MEMORY_RECALL_FUSION_CANDIDATES (50), pool 3 × 50 of the
+    # 400 rows: the presence pass has to keep every one of the exact top ten.
+    expected = _one_pass(word_soup, "a", query, 10, settings)
+
+    result = memory_recall(tenant=word_soup, subject_id="a", query=query, mode="keyword")
+
+    assert [(hit.memory.pk, round(hit.score or 0, 6)) for hit in result.results] == [
+        (memory_id, round(score, 6)) for memory_id, score in expected
+    ]
+    assert len(expected) == 10
+
+
+def test_occurrences_count_not_only_presence(tenant):
+    # Same distinct lexemes (same length); one says "kayak" three times.
+    remember(tenant, "a", "kayak kayak kayak weekend")
+    remember(tenant, "a", "kayak weekend")
+
+    result = memory_recall(tenant=tenant, subject_id="a", query="kayak", mode="keyword")
+
+    assert [hit.memory.text for hit in result.results] == [
+        "kayak kayak kayak weekend",
+        "kayak weekend",
+    ]
+    assert (result.results[0].score or 0) > (result.results[1].score or 0)
+
+
+def test_other_subjects_rows_neither_rank_nor_count(word_soup, settings):
+    settings.MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 10
+    ranked = _two_pass(word_soup, "a", "deploy pipeline kayak river", 40)
+
+    assert ranked == _one_pass(word_soup, "a", "deploy pipeline kayak river", 40, settings)
+    assert Memory.objects.filter(pk__in=[pk for pk, _ in ranked], subject_id="b").count() == 0
