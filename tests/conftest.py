@@ -41,6 +41,16 @@ def _clear_cache() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _recall_bumps_finish_within_their_test() -> Iterator[None]:
+    """A recall schedules its bump on a background thread; let it finish before the test's
+    database state goes away, so it never lands in (or fails against) the next test's."""
+    yield
+    from apps.memory.recall_bump import wait_for_pending_bumps
+
+    wait_for_pending_bumps()
+
+
+@pytest.fixture(autouse=True)
 def _heavy_read_shares_test_transaction(request: pytest.FixtureRequest) -> Iterator[None]:
     """In a transactional-rollback test, let ``heavy_read`` see the test's uncommitted rows.
 
