@@ -1,0 +1,99 @@
+"""The public entry point, :func:`extract_candidates`, and the session-level merge.
+
+Drops injected turns (and the whole session when it is adversarial), collects the scored
+statements turn by turn, then removes statements contradicted by a later correction and
+merges near-duplicates and restatements before returning candidates in session order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from apps.memory.promotion.heuristic.levels import (
+    ADVERSARIAL_TURNS,
+    NEAR_DUPLICATE_JACCARD,
+    RESTATEMENT_JACCARD,
+    SUPERSEDE_JACCARD,
+)
+from apps.memory.promotion.heuristic.patterns import _NEGATED_VALUE
+from apps.memory.promotion.heuristic.safety import is_injection
+from apps.memory.promotion.heuristic.scoring import _Statement, _turn_statements
+from apps.memory.promotion.heuristic.similarity import _jaccard, _stem, _tokens
+from apps.memory.promotion.types import Candidate, Turn
+
+
+def _superseded(statements: list[_Statement]) -> list[_Statement]:
+    """Drop statements contradicted by a later correction in the same session."""
+    kept = list(statements)
+    for correction in statements:
+        if correction.kind != "correction":
+            continue
+        negated = {
+            _stem(value.lower().rstrip(".,")) for value in _NEGATED_VALUE.findall(correction.text)
+        }
+        corrected = _tokens(correction.text)
+        kept = [
+            statement
+            for statement in kept
+            if statement.position >= correction.position
+            or not (
+                negated & _tokens(statement.text)
+                or _jaccard(corrected, _tokens(statement.text)) >= SUPERSEDE_JACCARD
+            )
+        ]
+    return kept
+
+
+def _restated(statement: _Statement, statements: list[_Statement]) -> bool:
+    """An acknowledgement that repeats something the user said in the turn just before."""
+    if not statement.acknowledgement:
+        return False
+    tokens = _tokens(statement.text)
+    return any(
+        other.position[0] == statement.position[0] - 1
+        and _jaccard(tokens, _tokens(other.text)) >= RESTATEMENT_JACCARD
+        for other in statements
+    )
+
+
+def _deduplicated(statements: list[_Statement]) -> list[_Statement]:
+    """Merge near-identical statements, keeping the most confident (earliest on a tie)."""
+    kept: list[_Statement] = []
+    for statement in statements:
+        if _restated(statement, statements):
+            continue
+        tokens = _tokens(statement.text)
+        for index, other in enumerate(kept):
+            if _jaccard(tokens, _tokens(other.text)) >= NEAR_DUPLICATE_JACCARD:
+                if statement.confidence > other.confidence:
+                    kept[index] = statement
+                break
+        else:
+            kept.append(statement)
+    return kept
+
+
+def extract_candidates(turns: Sequence[Turn]) -> list[Candidate]:
+    """Durable statements in ``turns`` with a rule-based confidence, in session order."""
+    injected = {
+        index
+        for index, turn in enumerate(turns)
+        if turn.role in ("user", "fact") and is_injection(turn.content)
+    }
+    if len(injected) >= ADVERSARIAL_TURNS:
+        return []
+    statements: list[_Statement] = []
+    answered_question = False
+    for index, turn in enumerate(turns):
+        if turn.role == "system" or index in injected:
+            continue
+        if turn.role in ("user", "fact", "assistant"):
+            statements.extend(
+                _turn_statements(turn, index=index, answered_question=answered_question)
+            )
+        if turn.role == "assistant":
+            answered_question = turn.content.rstrip().endswith("?")
+    return [
+        Candidate(text=s.text, confidence=s.confidence, kind=s.kind)
+        for s in _deduplicated(_superseded(statements))
+    ]
