@@ -16,13 +16,12 @@ from datetime import datetime
 from functools import partial
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import transaction
 from django.db.models import Q, QuerySet
-from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
+from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
-from apps.core.vectors import vector_literal
 from apps.knowledge.models import Article, ArticleStatus
 from apps.knowledge.services.fields import article_embedding_text
 from apps.knowledge.tasks import embed_articles_task
@@ -55,25 +54,13 @@ def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]
     """One UPDATE for the batch. Only rows still unembedded AND still at the version that was
     embedded are written: an edit made while the provider was working cleared the vector and
     bumped the version, so its stale vector is discarded and the edit's own task fills it."""
-    literals = [vector_literal(vector) for vector in vectors]
-    with connections[PRIMARY].cursor() as cursor:
-        cursor.execute(
-            f"""
-            UPDATE {Article._meta.db_table} AS a
-               SET embedding = v.embedding::vector, embedded_at = %s
-              FROM (SELECT unnest(%s::uuid[]) AS id,
-                           unnest(%s::int[]) AS version,
-                           unnest(%s::text[]) AS embedding) AS v
-             WHERE a.id = v.id AND a.version = v.version AND a.embedding IS NULL
-            """,  # noqa: S608 - the table name is a model constant; values are parameters
-            [
-                timezone.now(),
-                [str(row.pk) for row in rows],
-                [row.version for row in rows],
-                literals,
-            ],
-        )
-        return int(cursor.rowcount)
+    return store_vectors(
+        table=Article._meta.db_table,
+        ids=[str(row.pk) for row in rows],
+        vectors=vectors,
+        versions=[row.version for row in rows],
+        only_unembedded=True,
+    )
 
 
 def _embed_for_tenant(*, tenant: Tenant, rows: Sequence[Article], run: ArticleEmbeddingRun) -> None:
@@ -185,25 +172,15 @@ def article_reembed_batch(
     vectors = embed_texts(
         config, [article_embedding_text(title=row.title, body=row.body) for row in batch]
     )
-    literals = [vector_literal(vector) for vector in vectors]
-    with connections[PRIMARY].cursor() as cursor:
-        cursor.execute(
-            f"""
-            UPDATE {Article._meta.db_table} AS a
-               SET embedding = v.embedding::vector, embedded_at = %s
-              FROM (SELECT unnest(%s::uuid[]) AS id,
-                           unnest(%s::int[]) AS version,
-                           unnest(%s::text[]) AS embedding) AS v
-             WHERE a.id = v.id AND a.version = v.version AND a.tenant_id = %s
-            """,  # noqa: S608 - the table name is a model constant; values are parameters
-            [
-                timezone.now(),
-                [str(row.pk) for row in batch],
-                [row.version for row in batch],
-                literals,
-                tenant.pk,
-            ],
-        )
-        stored = int(cursor.rowcount)
+    # Overwrites whatever vector the row has, but only at the version embedded and only in
+    # this tenant.
+    stored = store_vectors(
+        table=Article._meta.db_table,
+        ids=[str(row.pk) for row in batch],
+        vectors=vectors,
+        versions=[row.version for row in batch],
+        tenant_id=tenant.pk,
+        only_unembedded=False,
+    )
     last = batch[-1]
     return ArticleReembedBatch(fetched=len(batch), stored=stored, cursor=(last.created_at, last.pk))

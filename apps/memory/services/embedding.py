@@ -7,12 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connections
-from django.utils import timezone
 
-from apps.core.db.routers import PRIMARY
+from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
-from apps.core.vectors import vector_literal
 from apps.memory.models import Memory
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts
 from apps.tenancy.models import Tenant
@@ -44,26 +41,15 @@ def _embed_for_tenant(*, tenant: Tenant, rows: Sequence[Memory], run: EmbeddingR
                 {"tenant_id": str(tenant.pk), "reason": exc.reason},
             )
             return
-        run.embedded += _store_vectors(
-            ids=[str(row.pk) for row in batch], vectors=vectors, table=Memory._meta.db_table
-        )
+        run.embedded += _store_vectors(ids=[str(row.pk) for row in batch], vectors=vectors)
 
 
-def _store_vectors(*, ids: Sequence[str], vectors: Sequence[Sequence[float]], table: str) -> int:
+def _store_vectors(*, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> int:
     """One UPDATE for the whole batch; only rows still unembedded are written, so two
     concurrent runs (task + backfill) cannot both count or overwrite a row."""
-    literals = [vector_literal(vector) for vector in vectors]
-    with connections[PRIMARY].cursor() as cursor:
-        cursor.execute(
-            f"""
-            UPDATE {table} AS m
-               SET embedding = v.embedding::vector, embedded_at = %s
-              FROM (SELECT unnest(%s::uuid[]) AS id, unnest(%s::text[]) AS embedding) AS v
-             WHERE m.id = v.id AND m.embedding IS NULL
-            """,  # noqa: S608 - table name is a model constant, values are parameters
-            [timezone.now(), list(ids), literals],
-        )
-        return int(cursor.rowcount)
+    return store_vectors(
+        table=Memory._meta.db_table, ids=ids, vectors=vectors, only_unembedded=True
+    )
 
 
 def memory_embed_pending(*, memory_ids: Sequence[str]) -> EmbeddingRun:

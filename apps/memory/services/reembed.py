@@ -27,9 +27,9 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
+from apps.core.embedding_writes import store_vectors
 from apps.core.exceptions import Conflict, ServiceUnavailable
 from apps.core.telemetry import emit
-from apps.core.vectors import vector_literal
 from apps.knowledge.services.embedding import article_reembed_batch, article_reembed_remaining
 from apps.memory.models import Memory, ReembedRun
 from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
@@ -73,18 +73,14 @@ def _memory_candidates(*, tenant: Tenant, embedded_before: datetime | None) -> Q
 
 
 def _store_memory_vectors(*, tenant: Tenant, rows: list[Memory], vectors: list[list[float]]) -> int:
-    literals = [vector_literal(vector) for vector in vectors]
-    with connections[PRIMARY].cursor() as cursor:
-        cursor.execute(
-            f"""
-            UPDATE {Memory._meta.db_table} AS m
-               SET embedding = v.embedding::vector, embedded_at = %s
-              FROM (SELECT unnest(%s::uuid[]) AS id, unnest(%s::text[]) AS embedding) AS v
-             WHERE m.id = v.id AND m.tenant_id = %s
-            """,  # noqa: S608 - the table name is a model constant; values are parameters
-            [timezone.now(), [str(row.pk) for row in rows], literals, tenant.pk],
-        )
-        return int(cursor.rowcount)
+    # Overwrites whatever vector the row has (that is the point of a reembed), in this tenant.
+    return store_vectors(
+        table=Memory._meta.db_table,
+        ids=[str(row.pk) for row in rows],
+        vectors=vectors,
+        tenant_id=tenant.pk,
+        only_unembedded=False,
+    )
 
 
 def _open_run(*, tenant: Tenant, provider: str) -> tuple[ReembedRun, bool]:
