@@ -126,6 +126,8 @@ class Command(EngramCommand):
                 "MEMORY_EXACT_SCAN_MAX_ROWS": settings.MEMORY_EXACT_SCAN_MAX_ROWS,
                 "MEMORY_HNSW_EF_SEARCH": settings.MEMORY_HNSW_EF_SEARCH,
                 "MEMORY_HNSW_MAX_SCAN_TUPLES": settings.MEMORY_HNSW_MAX_SCAN_TUPLES,
+                "MEMORY_HNSW_CANDIDATES_PER_RESULT": settings.MEMORY_HNSW_CANDIDATES_PER_RESULT,
+                "HEAVY_READ_PREPARE_THRESHOLD": settings.HEAVY_READ_PREPARE_THRESHOLD,
             },
         }
         try:
