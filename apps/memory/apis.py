@@ -229,15 +229,15 @@ def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[
         tenant=scope.tenant, subject_id=scope.subject_id, drafts=long_term
     )
     rows = session_append_many(tenant=scope.tenant, subject_id=scope.subject_id, drafts=turns)
-    memory_iter, turn_iter = iter(memories), iter(rows)
+    # One serializer per tier, not per row: each instance deep-copies its declared fields.
+    memory_iter = iter(MemoryOutputSerializer(memories, many=True).data)
+    turn_iter = iter(SessionTurnOutputSerializer(rows, many=True).data)
     rendered: list[dict[str, Any]] = []
     for item in items:
         if item["tier"] == "long_term":
-            rendered.append({"tier": "long_term", **MemoryOutputSerializer(next(memory_iter)).data})
+            rendered.append({"tier": "long_term", **next(memory_iter)})
         else:
-            rendered.append(
-                {"tier": "session", **SessionTurnOutputSerializer(next(turn_iter)).data}
-            )
+            rendered.append({"tier": "session", **next(turn_iter)})
     return rendered
 
 
@@ -413,13 +413,12 @@ class MemoryRecallApi(TenantApi):
             include_superseded=args["include_superseded"],
             mode=args.get("mode"),
         )
+        # One serializer for every hit: a serializer instance deep-copies its declared fields,
+        # which per hit cost more than the recall itself.
+        memories = MemoryOutputSerializer([hit.memory for hit in result.results], many=True).data
         data = [
-            {
-                "memory": MemoryOutputSerializer(hit.memory).data,
-                "score": hit.score,
-                "selection_reason": hit.selection_reason,
-            }
-            for hit in result.results
+            {"memory": memory, "score": hit.score, "selection_reason": hit.selection_reason}
+            for memory, hit in zip(memories, result.results, strict=True)
         ]
         return Response({"data": data, "meta": result.meta})
 

@@ -137,7 +137,7 @@ class ProjectListApi(TenantApi):
         )
         return Response(
             {
-                "data": [ProjectOutputSerializer(project).data for project in page.items],
+                "data": ProjectOutputSerializer(page.items, many=True).data,
                 "meta": {
                     "total_count": page.total_count,
                     "limit": page.limit,

@@ -199,7 +199,7 @@ class ArticleListApi(TenantApi):
         )
         return Response(
             {
-                "data": [ArticleSummaryOutputSerializer(a).data for a in page.results],
+                "data": ArticleSummaryOutputSerializer(page.results, many=True).data,
                 "meta": page.meta,
             }
         )

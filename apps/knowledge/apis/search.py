@@ -152,7 +152,7 @@ class KnowledgeSearchApi(TenantApi):
         )
         return Response(
             {
-                "data": [KnowledgeSearchHitOutputSerializer(hit).data for hit in result.results],
+                "data": KnowledgeSearchHitOutputSerializer(result.results, many=True).data,
                 "meta": result.meta,
             }
         )
@@ -211,20 +211,20 @@ class KnowledgeContextApi(TenantApi):
             api_key_id=self.scope.api_key.pk,
             **filters.validated_data,
         )
+        # One serializer per kind, not per row (each instance deep-copies its fields).
+        articles = ArticleOutputSerializer([hit.article for hit in context.results], many=True)
         results = [
             {
-                **ArticleOutputSerializer(hit.article).data,
+                **article,
                 "score": hit.score,
                 "selection_reason": hit.selection_reason,
-                "links": [
-                    ArticleLinkOutputSerializer(link).data for link in context.links[hit.article.pk]
-                ],
+                "links": ArticleLinkOutputSerializer(context.links[hit.article.pk], many=True).data,
             }
-            for hit in context.results
+            for article, hit in zip(articles.data, context.results, strict=True)
         ]
         data = {
             "results": results,
-            "linked": [ArticleOutputSerializer(article).data for article in context.linked],
+            "linked": ArticleOutputSerializer(context.linked, many=True).data,
         }
         return Response({"data": data, "meta": context.meta})
 
