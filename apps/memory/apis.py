@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
+from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.core.rate_limits import enforce_rate_limit
 from apps.memory.models import (
     SESSION_ID_MAX_LENGTH,
@@ -229,9 +229,8 @@ def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[
         tenant=scope.tenant, subject_id=scope.subject_id, drafts=long_term
     )
     rows = session_append_many(tenant=scope.tenant, subject_id=scope.subject_id, drafts=turns)
-    # One serializer per tier, not per row: each instance deep-copies its declared fields.
-    memory_iter = iter(MemoryOutputSerializer(memories, many=True).data)
-    turn_iter = iter(SessionTurnOutputSerializer(rows, many=True).data)
+    memory_iter = iter(render_many(MemoryOutputSerializer, memories))
+    turn_iter = iter(render_many(SessionTurnOutputSerializer, rows))
     rendered: list[dict[str, Any]] = []
     for item in items:
         if item["tier"] == "long_term":
@@ -413,9 +412,7 @@ class MemoryRecallApi(TenantApi):
             include_superseded=args["include_superseded"],
             mode=args.get("mode"),
         )
-        # One serializer for every hit: a serializer instance deep-copies its declared fields,
-        # which per hit cost more than the recall itself.
-        memories = MemoryOutputSerializer([hit.memory for hit in result.results], many=True).data
+        memories = render_many(MemoryOutputSerializer, [hit.memory for hit in result.results])
         data = [
             {"memory": memory, "score": hit.score, "selection_reason": hit.selection_reason}
             for memory, hit in zip(memories, result.results, strict=True)

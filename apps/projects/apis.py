@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from typing_extensions import override
 
-from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
+from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.projects.models import (
     NAME_MAX_LENGTH,
     REPO_URL_MAX_LENGTH,
@@ -137,7 +137,7 @@ class ProjectListApi(TenantApi):
         )
         return Response(
             {
-                "data": ProjectOutputSerializer(page.items, many=True).data,
+                "data": render_many(ProjectOutputSerializer, page.items),
                 "meta": {
                     "total_count": page.total_count,
                     "limit": page.limit,

@@ -1,5 +1,6 @@
 """Envelope serializers shared by every API, for the OpenAPI schema."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from rest_framework import serializers
@@ -27,3 +28,12 @@ class HealthOutputSerializer(serializers.Serializer[dict[str, object]]):
 
 #: The error responses almost every authenticated endpoint can return.
 COMMON_ERRORS = {401: ErrorSerializer, 403: ErrorSerializer, 422: ErrorSerializer}
+
+
+def render_many(
+    serializer_class: type[serializers.BaseSerializer[Any]], instances: Iterable[Any]
+) -> list[dict[str, Any]]:
+    """Render a list of rows with one serializer (``many=True``), not one per row: every
+    serializer instance deep-copies its declared fields, which for a ten-hit recall cost
+    more than the recall itself."""
+    return list(serializer_class(instances, many=True).data)

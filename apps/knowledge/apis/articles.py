@@ -11,7 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
+from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.knowledge.apis.fields import (
     ArticleCategoryField,
     ArticleSourceField,
@@ -199,7 +199,7 @@ class ArticleListApi(TenantApi):
         )
         return Response(
             {
-                "data": ArticleSummaryOutputSerializer(page.results, many=True).data,
+                "data": render_many(ArticleSummaryOutputSerializer, page.results),
                 "meta": page.meta,
             }
         )

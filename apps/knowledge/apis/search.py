@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.serializers import COMMON_ERRORS
+from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.knowledge.apis.articles import (
     CURATOR_ROLES,
     TAGS,
@@ -152,7 +152,7 @@ class KnowledgeSearchApi(TenantApi):
         )
         return Response(
             {
-                "data": KnowledgeSearchHitOutputSerializer(result.results, many=True).data,
+                "data": render_many(KnowledgeSearchHitOutputSerializer, result.results),
                 "meta": result.meta,
             }
         )
@@ -211,20 +211,19 @@ class KnowledgeContextApi(TenantApi):
             api_key_id=self.scope.api_key.pk,
             **filters.validated_data,
         )
-        # One serializer per kind, not per row (each instance deep-copies its fields).
-        articles = ArticleOutputSerializer([hit.article for hit in context.results], many=True)
+        articles = render_many(ArticleOutputSerializer, [hit.article for hit in context.results])
         results = [
             {
                 **article,
                 "score": hit.score,
                 "selection_reason": hit.selection_reason,
-                "links": ArticleLinkOutputSerializer(context.links[hit.article.pk], many=True).data,
+                "links": render_many(ArticleLinkOutputSerializer, context.links[hit.article.pk]),
             }
-            for article, hit in zip(articles.data, context.results, strict=True)
+            for article, hit in zip(articles, context.results, strict=True)
         ]
         data = {
             "results": results,
-            "linked": ArticleOutputSerializer(context.linked, many=True).data,
+            "linked": render_many(ArticleOutputSerializer, context.linked),
         }
         return Response({"data": data, "meta": context.meta})
 
