@@ -18,6 +18,7 @@ Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks.md): ``
 
 from __future__ import annotations
 
+import functools
 import uuid
 
 from django.conf import settings
@@ -97,21 +98,22 @@ def memory_recall(
     query = validate_recall_query(query)
     mode = validate_recall_mode(mode)
     limit = max(1, min(int(limit), settings.MEMORY_RECALL_MAX_LIMIT))
+    degrade = functools.partial(
+        fallback_recall,
+        tenant=tenant,
+        subject_id=subject_id,
+        query=query,
+        project_id=project_id,
+        limit=limit,
+        mode=mode,
+    )
     if mode == MODE_KEYWORD:
         query_embedding = None
     elif query_embedding is None:
         try:
             query_embedding = embed_query(tenant_embedding_config(tenant=tenant), query)
         except EmbeddingsUnavailable as exc:
-            return fallback_recall(
-                tenant=tenant,
-                subject_id=subject_id,
-                query=query,
-                project_id=project_id,
-                limit=limit,
-                reason=exc.reason,
-                mode=mode,
-            )
+            return degrade(reason=exc.reason)
     try:
         with heavy_read_slot(tenant_id=tenant.pk):
             if mode == MODE_SEMANTIC:
@@ -136,14 +138,8 @@ def memory_recall(
                 )
     except (HeavyReadShed, OperationalError) as exc:
         # Shed, or the heavy-read repo timed out or is unreachable: answer from the OLTP repo.
-        return fallback_recall(
-            tenant=tenant,
-            subject_id=subject_id,
-            query=query,
-            project_id=project_id,
-            limit=limit,
-            reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE,
-            mode=mode,
+        return degrade(
+            reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
         )
     result.meta["mode"] = mode
     schedule_recall_bump(
