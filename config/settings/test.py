@@ -10,6 +10,7 @@ os.environ.setdefault("ENGRAM_DATA_DIR", str(BASE_DIR / ".data" / "test"))
 from config.settings.base import *
 
 DEBUG = False
+INSTALLED_APPS = [*INSTALLED_APPS, "lab"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 DATABASES["heavy_read"]["TEST"] = {"MIRROR": "default"}

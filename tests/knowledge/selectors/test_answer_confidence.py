@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from apps.knowledge.calibration import CORPUS, JUNK_QUERIES, RELEVANT_QUERIES
 from apps.knowledge.selectors import answer_confidence, knowledge_search
 from apps.knowledge.selectors.confidence import MAX_SEPARATION, score_separation
+from lab.gate_calibration import CORPUS, JUNK_QUERIES, RELEVANT_QUERIES
 from tests.knowledge.helpers import publish
 
 BACKGROUND = [0.30, 0.29, 0.28, 0.27, 0.26, 0.25, 0.24, 0.23]

@@ -10,12 +10,12 @@ import pytest
 from django.db import connections
 
 from apps.core.exceptions import ServiceUnavailable
-from apps.knowledge.calibration import LIGHT_EDIT_PAIRS, NEAR_PAIRS, UNRELATED_PAIRS
 from apps.knowledge.exceptions import GateUnavailable, InvalidArticle, InvalidProjectId, TitleTaken
 from apps.knowledge.models import Article, ArticleLink
 from apps.knowledge.services import propose_article
 from apps.knowledge.viewer import Viewer
 from apps.providers.embeddings import EmbeddingConfig, embed_texts
+from lab.gate_calibration import LIGHT_EDIT_PAIRS, NEAR_PAIRS, UNRELATED_PAIRS
 from tests.knowledge.helpers import break_embeddings, publish, table_rows
 from tests.projects.factories import ProjectFactory
 

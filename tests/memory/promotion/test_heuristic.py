@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memory.promotion.evaluation import load_dataset
 from apps.memory.promotion.heuristic import extract_candidates, sentences, third_person
 from apps.memory.promotion.types import Candidate, Turn
+from lab.promotion_eval import load_dataset
 
 
 def _extract(*turns: tuple[str, str]) -> list[tuple[str, float, str]]:

@@ -16,8 +16,8 @@ import time
 import numpy as np
 import pytest
 
-from apps.memory import benchmarking
 from apps.memory.selectors import memory_recall
+from lab import memory_bench as benchmarking
 
 pytestmark = [
     pytest.mark.scale,

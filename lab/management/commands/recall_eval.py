@@ -23,8 +23,9 @@ from django.core.management.base import CommandError, CommandParser
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.memory.evaluation import harness, locomo
 from apps.memory.selectors.recall import RECALL_MODES
+from lab.locomo import dataset as locomo
+from lab.locomo import harness
 
 
 def _ks(value: str) -> tuple[int, ...]:

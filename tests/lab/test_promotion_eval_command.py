@@ -72,7 +72,7 @@ def _run(*args: str) -> str:
 
 def test_heuristic_eval_scores_the_dataset_and_persists_nothing(dataset_path, mocker):
     tenants_before = set(Tenant.objects.values_list("pk", flat=True))
-    emit = mocker.patch("apps.memory.management.commands.promotion_eval.emit")
+    emit = mocker.patch("lab.management.commands.promotion_eval.emit")
 
     report = json.loads(_run("--dataset", str(dataset_path), "--json"))
 

@@ -20,8 +20,8 @@ from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.core.telemetry import emit
-from apps.memory.promotion import evaluation
 from apps.providers.llm import LLM_PROVIDERS, LLMConfig
+from lab import promotion_eval as evaluation
 
 
 def _llm_config(options: dict[str, Any]) -> LLMConfig:

@@ -4,7 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from typing_extensions import override
 
-from apps.providers.bench import embedding_bench_run
+from lab.embedding_bench import embedding_bench_run
 
 
 class Command(BaseCommand):

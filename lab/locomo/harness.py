@@ -18,13 +18,13 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core.db.routers import PRIMARY
-from apps.memory.evaluation.locomo import Conversation, QuestionResult, memory_specs
 from apps.memory.models import Memory
 from apps.memory.recall_bump import wait_for_pending_bumps
 from apps.memory.selectors import memory_recall
 from apps.memory.services import MemoryDraft, memory_create_many, memory_embed_pending
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import tenant_create
+from lab.locomo.dataset import Conversation, QuestionResult, memory_specs
 
 EMBED_BATCH = 256
 RECALL_LIMIT = 50

@@ -40,6 +40,7 @@ from apps.core.vectors import vector_literal
 from apps.memory.models import Memory
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
+from lab.scratch import require_disposable_database
 
 
 @dataclass(frozen=True)
@@ -577,13 +578,19 @@ def copy_memories(
 
 
 def bulk_load(
-    *, tenant: Tenant, corpus: Corpus, progress: ProgressFactory = _silent_progress
+    *,
+    tenant: Tenant,
+    corpus: Corpus,
+    progress: ProgressFactory = _silent_progress,
+    allow_shared: bool = False,
 ) -> LoadTimings:
     """The fast path: drop the vector indexes, COPY, build them again, VACUUM ANALYZE.
 
-    WARNING: the indexes are dropped for the whole table, so other tenants' recall on this
-    database runs without them until the rebuild ends. Use a dev/bench database.
+    WARNING: the indexes are dropped for the whole table, so other tenants' recall on the
+    database runs without them until the rebuild ends: refused on a database no benchmark
+    created unless ``allow_shared``.
     """
+    require_disposable_database(allow_shared=allow_shared, step="a bulk load")
     timings = LoadTimings()
     started = time.perf_counter()
     rows = corpus.generate_rows(progress)
@@ -636,13 +643,15 @@ class CleanupReport:
     seconds: float
 
 
-def delete_corpus(*, tenant: Tenant) -> CleanupReport:
+def delete_corpus(*, tenant: Tenant, allow_shared: bool = False) -> CleanupReport:
     """Remove a bench tenant's rows (fast path) and then the tenant. Other tenants' rows stay.
 
     Only this tenant's rows in the table → TRUNCATE. Otherwise DELETE + VACUUM with the
     vector indexes dropped and rebuilt around them (repairing an HNSW graph after a mass
-    deletion is slower than building it again).
+    deletion is slower than building it again). Both change shared tables, so both are refused
+    on a database no benchmark created unless ``allow_shared``.
     """
+    require_disposable_database(allow_shared=allow_shared, step="the corpus cleanup")
     started = time.perf_counter()
     table = Memory._meta.db_table
     with connections[PRIMARY].cursor() as cursor:

@@ -2,7 +2,7 @@
 
     manage.py knowledge_gate_calibrate [--provider local|default|fake] [--fusion] [--json]
 
-Embeds the calibration corpus (``apps.knowledge.calibration``) with the chosen provider —
+Embeds the calibration corpus (``lab.gate_calibration``) with the chosen provider —
 the local model by default, the deployment's own default model — and prints:
 
 * cosine similarity of light-edit, paraphrase, near-conflict (same topic, different fact) and
@@ -28,9 +28,9 @@ from django.core.management.base import CommandError, CommandParser
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.knowledge.calibration import PAIR_SETS, CalibrationFigures, measure
-from apps.knowledge.calibration.fusion import measure_fusion
 from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
+from lab.gate_calibration import PAIR_SETS, CalibrationFigures, measure
+from lab.gate_calibration.fusion import measure_fusion
 
 PROVIDERS = ("local", "default", "fake")
 

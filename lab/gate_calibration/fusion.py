@@ -15,7 +15,6 @@ from typing import NamedTuple
 from django.db import connections
 
 from apps.core.db.routers import PRIMARY
-from apps.knowledge.calibration.corpus import CORPUS, IDENTIFIER_QUERIES, RELEVANT_QUERIES
 from apps.knowledge.models import Article
 from apps.knowledge.selectors.retrieval import (
     Legs,
@@ -30,6 +29,7 @@ from apps.providers.embeddings import embed_query
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 from apps.tenancy.services import tenant_configure_embedding_provider, tenant_create
+from lab.gate_calibration.corpus import CORPUS, IDENTIFIER_QUERIES, RELEVANT_QUERIES
 
 VIEWER = Viewer(role=ApiKeyRole.USER, subject_id="knowledge-calibrate")
 POOL = 20

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memory.promotion.evaluation import (
+from apps.memory.promotion.types import Candidate
+from lab.promotion_eval import (
     DatasetError,
     EvalReport,
     ExpectedFact,
@@ -13,7 +14,6 @@ from apps.memory.promotion.evaluation import (
     parse_dataset,
     score_session,
 )
-from apps.memory.promotion.types import Candidate
 
 
 def _session(session_id: str, domain: str, *facts: tuple[str, list[list[str]]]) -> dict:

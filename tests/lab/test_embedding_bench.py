@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from apps.providers.bench import synthetic_sentences
+from lab.embedding_bench import synthetic_sentences
 
 
 def test_json_output_reports_the_measurements(settings):

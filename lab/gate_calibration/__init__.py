@@ -3,7 +3,7 @@ docs/knowledge.md. Used by the tests too, so the documented figures and the test
 come from the same texts. Nothing here is read at request time.
 """
 
-from apps.knowledge.calibration.corpus import (
+from lab.gate_calibration.corpus import (
     CORPUS,
     IDENTIFIER_QUERIES,
     JUNK_QUERIES,
@@ -15,7 +15,7 @@ from apps.knowledge.calibration.corpus import (
     CorpusArticle,
     TextPair,
 )
-from apps.knowledge.calibration.measure import (
+from lab.gate_calibration.measure import (
     PAIR_SETS,
     CalibrationFigures,
     PairFigure,

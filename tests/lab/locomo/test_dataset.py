@@ -1,6 +1,6 @@
 import pytest
 
-from apps.memory.evaluation import locomo
+from lab.locomo import dataset as locomo
 
 
 @pytest.mark.parametrize(

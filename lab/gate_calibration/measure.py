@@ -7,7 +7,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from apps.knowledge.calibration.corpus import (
+from apps.knowledge.selectors.confidence import answer_confidence
+from lab.gate_calibration.corpus import (
     CORPUS,
     JUNK_QUERIES,
     LIGHT_EDIT_PAIRS,
@@ -18,7 +19,6 @@ from apps.knowledge.calibration.corpus import (
     CorpusArticle,
     TextPair,
 )
-from apps.knowledge.selectors.confidence import answer_confidence
 
 
 class PairFigure(NamedTuple):

@@ -3,10 +3,14 @@
     manage.py memory_bench --rows 100000 --subjects 1000 [--dims 384] [--queries 1000]
                            [--big-subject-rows 20000] [--distribution uniform|zipf]
                            [--crossover-sizes 500,1000,2000,4000] [--json] [--keep]
+                           [--reuse SLUG --scratch-database NAME] [--in-place]
+                           [--allow-shared-changes]
 
-A throwaway tenant is created, its rows are loaded on the fast path (binary COPY with the
-HNSW index dropped, then rebuilt), and recall runs through ``memory_recall`` itself with
-precomputed query vectors. Without ``--keep`` the tenant and its rows are removed at the end.
+The run happens in a scratch database of its own (created, migrated and dropped here; see
+``lab.scratch``) unless ``--in-place`` is given. A throwaway tenant is created, its rows are
+loaded on the fast path (binary COPY with the HNSW index dropped, then rebuilt), and recall runs
+through ``memory_recall`` itself with precomputed query vectors. Without ``--keep`` the tenant
+and its rows (and the scratch database) are removed at the end.
 docs/benchmarks.md has the figures and how to read them.
 """
 
@@ -23,9 +27,10 @@ from tqdm import tqdm
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.memory import benchmarking
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import tenant_create
+from lab import memory_bench as benchmarking
+from lab.scratch import SharedDatabaseRefused, require_disposable_database, scratch_database
 
 # The corpus spec is recorded in the tenant's name so --reuse can rebuild the plan.
 TENANT_NAME_MAX_LENGTH = 200
@@ -101,9 +106,49 @@ class Command(EngramCommand):
             default="",
             help="Measure against a corpus kept by an earlier --keep run instead of loading.",
         )
+        parser.add_argument(
+            "--scratch-database",
+            metavar="NAME",
+            default="",
+            help="With --reuse: the scratch database an earlier --keep run left (its report "
+            "names it).",
+        )
+        parser.add_argument(
+            "--in-place",
+            action="store_true",
+            help="Run in the configured database instead of a scratch database of its own.",
+        )
+        parser.add_argument(
+            "--allow-shared-changes",
+            action="store_true",
+            help="With --in-place: let the bulk load drop and rebuild the table-wide vector "
+            "indexes (other tenants' recall runs without them meanwhile) and the cleanup "
+            "truncate the table.",
+        )
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["in_place"]:
+            if not options["reuse"]:  # a load, and a cleanup unless --keep, will run
+                try:
+                    require_disposable_database(
+                        allow_shared=options["allow_shared_changes"],
+                        step="memory_bench's bulk load",
+                    )
+                except SharedDatabaseRefused as exc:
+                    raise CommandError(str(exc)) from exc
+            self._run(options, scratch_name=None)
+            return
+        if options["reuse"] and not options["scratch_database"]:
+            raise CommandError("--reuse needs --scratch-database (or --in-place)")
+        try:
+            with scratch_database(keep=options["keep"], reuse=options["scratch_database"]) as name:
+                self._run(options, scratch_name=name)
+        except SharedDatabaseRefused as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _run(self, options: dict[str, Any], *, scratch_name: str | None) -> None:
+        allow_shared = options["allow_shared_changes"]
         if options["dims"] != settings.EMBEDDING_DIMENSIONS:
             raise CommandError(
                 f"--dims {options['dims']} does not match the embedding column "
@@ -121,6 +166,7 @@ class Command(EngramCommand):
             "distribution": spec.distribution,
             "topics": spec.topics,
             "mode": options["mode"],
+            "scratch_database": scratch_name,
             "server": benchmarking.server_versions(),
             "settings": {
                 "MEMORY_EXACT_SCAN_MAX_ROWS": settings.MEMORY_EXACT_SCAN_MAX_ROWS,
@@ -132,7 +178,9 @@ class Command(EngramCommand):
         }
         try:
             if loaded:
-                timings = benchmarking.bulk_load(tenant=tenant, corpus=corpus, progress=_progress)
+                timings = benchmarking.bulk_load(
+                    tenant=tenant, corpus=corpus, progress=_progress, allow_shared=allow_shared
+                )
                 report.update(
                     {
                         "rows_loaded": timings.rows,
@@ -157,7 +205,7 @@ class Command(EngramCommand):
             if options["keep"] or options["reuse"]:
                 report["kept"] = True
             else:
-                cleanup = benchmarking.delete_corpus(tenant=tenant)
+                cleanup = benchmarking.delete_corpus(tenant=tenant, allow_shared=allow_shared)
                 report["cleanup"] = {
                     "rows_deleted": cleanup.rows_deleted,
                     "method": cleanup.method,
@@ -317,7 +365,14 @@ def _human(report: dict[str, Any]) -> str:
             f"in {cleanup['seconds']} s"
         )
     else:
-        lines.append(f"  kept: tenant {report['tenant']} (reuse with --reuse {report['tenant']})")
+        lines.append(
+            f"  kept: tenant {report['tenant']} (reuse with --reuse {report['tenant']}"
+            + (
+                f" --scratch-database {report['scratch_database']})"
+                if report.get("scratch_database")
+                else " --in-place)"
+            )
+        )
     lines.append(f"  HNSW index present: {report['vector_index_present']}")
     return "\n".join(lines)
 
