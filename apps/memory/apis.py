@@ -39,7 +39,7 @@ from apps.memory.services import (
 )
 from apps.memory.services.graduation import memory_graduate
 from apps.memory.services.promotion import promotion_request
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import TenantApi, idempotent
 from apps.tenancy.scope import RequestScope
 
 WRITE_ERRORS = {**COMMON_ERRORS, 404: ErrorSerializer, 409: ErrorSerializer, 423: ErrorSerializer}
@@ -247,6 +247,7 @@ class MemoryListApi(TenantApi):
         responses={201: MemoryWriteOutputSerializer, **WRITE_ERRORS},
         tags=["memory"],
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         """Write one long-term memory (embedded asynchronously) or one session turn.
 
@@ -309,6 +310,7 @@ class MemoryBatchApi(TenantApi):
         responses={201: MemoryBatchOutputSerializer, **WRITE_ERRORS},
         tags=["memory"],
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         """Write up to 500 items all-or-nothing: one invalid item or a quota overflow writes
         nothing."""
@@ -327,6 +329,7 @@ class MemoryDetailApi(TenantApi):
         responses={204: None, **WRITE_ERRORS},
         tags=["memory"],
     )
+    @idempotent
     def delete(self, request: Request, memory_id: uuid.UUID) -> Response:
         """Forget one of the caller's memories (and the older versions it superseded).
 
@@ -476,6 +479,7 @@ class MemoryPromoteApi(TenantApi):
         responses={202: MemoryPromoteOutputSerializer, **WRITE_ERRORS},
         tags=["memory"],
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         """Compile one of the caller's sessions into long-term memories, in the background.
 
@@ -545,6 +549,7 @@ class MemoryGraduateApi(TenantApi):
         },
         tags=["memory"],
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         """Graduate one of your memories into the knowledge wiki through its novelty gate.
 

@@ -25,7 +25,7 @@ from apps.projects.models import (
 )
 from apps.projects.selectors import project_get, project_list_page, resolve_project
 from apps.projects.services import project_archive, project_create, project_update
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import TenantApi, idempotent
 from apps.tenancy.models import ApiKeyRole
 
 TAGS = ["projects"]
@@ -152,6 +152,7 @@ class ProjectListApi(TenantApi):
         responses={201: ProjectDetailOutputSerializer, 409: ErrorSerializer, **COMMON_ERRORS},
         tags=TAGS,
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         """Create a project (user, orchestrator or superadmin keys). 409 project_slug_taken
         if the slug is already used in this tenant."""
@@ -216,6 +217,7 @@ class ProjectDetailApi(TenantApi):
         },
         tags=TAGS,
     )
+    @idempotent
     def patch(self, request: Request, project_id: uuid.UUID) -> Response:
         """Change a project's name, slug, repository or status (user, orchestrator or
         superadmin keys). Omitted fields are left as they are."""
@@ -238,6 +240,7 @@ class ProjectDetailApi(TenantApi):
         responses={200: ProjectDetailOutputSerializer, 404: ErrorSerializer, **COMMON_ERRORS},
         tags=TAGS,
     )
+    @idempotent
     def delete(self, request: Request, project_id: uuid.UUID) -> Response:
         """Archive a project (user, orchestrator or superadmin keys); idempotent. Nothing is
         deleted: the project stays listed and fetchable, but is no longer resolved."""

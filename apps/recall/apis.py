@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.recall.selectors import recall_context
 from apps.recall.services import recall_referenced
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import TenantApi, idempotent
 
 
 class RecallInputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -138,6 +138,7 @@ class RecallReferencedApi(TenantApi):
         responses={201: RecallReferencedOutputSerializer, **COMMON_ERRORS, 404: ErrorSerializer},
         tags=["recall"],
     )
+    @idempotent
     def post(self, request: Request, recall_id: str) -> Response:
         """Record which surfaced articles the caller actually used (at most 50, all or
         nothing). Any id recall did not surface under this `recall_id` in your tenant — a

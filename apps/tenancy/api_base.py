@@ -11,15 +11,32 @@ override that resolution; ``__init_subclass__`` refuses them at import time.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import functools
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, cast
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 from typing_extensions import override
 
 from apps.core.exceptions import PermissionDenied
-from apps.tenancy.exceptions import ImpersonationTenantRequired, TenantHalted
-from apps.tenancy.models import ApiKey, ApiKeyRole
+from apps.tenancy.exceptions import (
+    ImpersonationTenantRequired,
+    InvalidIdempotencyKey,
+    TenantHalted,
+)
+from apps.tenancy.idempotency import (
+    IdempotencyReplay,
+    idempotency_claim,
+    idempotency_complete,
+    idempotency_release,
+)
+from apps.tenancy.models import IDEMPOTENCY_KEY_MAX_LENGTH, ApiKey, ApiKeyRole
 from apps.tenancy.scope import RequestScope, subject_id_for
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
@@ -82,3 +99,90 @@ class TenantApi(APIView):
                 },
             )
         return RequestScope(tenant=own_tenant, api_key=api_key, subject_id=subject_id_for(api_key))
+
+
+# ----------------------------------------------------------------------------- Idempotency-Key
+
+IDEMPOTENCY_HEADER = "HTTP_IDEMPOTENCY_KEY"
+REPLAYED_HEADER = "Idempotent-Replayed"
+IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
+    name="Idempotency-Key",
+    type=str,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "Makes the write retry-safe (1-255 visible ASCII characters, e.g. a UUID). Within "
+        "24 h, the same key with the same method, path and body returns the first 2xx "
+        "response again (with `Idempotent-Replayed: true`) and writes nothing; with another "
+        "body it is 422 `idempotency_key_reused`; while the first request is still running, "
+        "409 `idempotency_key_in_progress` with `Retry-After`. A request that failed does not "
+        "keep the key. Keys are scoped to the caller's tenant and subject."
+    ),
+)
+
+_Handler = TypeVar("_Handler", bound=Callable[..., Response])
+
+
+def _idempotency_key(raw: str) -> str:
+    key = raw.strip()
+    if not 0 < len(key) <= IDEMPOTENCY_KEY_MAX_LENGTH or not all(
+        "!" <= char <= "~" for char in key
+    ):
+        raise InvalidIdempotencyKey(
+            f"Idempotency-Key must be 1-{IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters."
+        )
+    return key
+
+
+def _fingerprint(request: Request) -> str:
+    digest = hashlib.sha256()
+    for part in (request.method or "", request.get_full_path()):
+        digest.update(part.encode("utf-8") + b"\0")
+    digest.update(request.body)
+    return digest.hexdigest()
+
+
+def idempotent(handler: _Handler) -> _Handler:
+    """Make a ``TenantApi`` write method honour the ``Idempotency-Key`` header.
+
+    Without the header the method runs as before. With it, the first request claims the key
+    for the caller's (tenant, subject), runs, and its 2xx response is kept for 24 h; a
+    repeat gets that response back without running the method. Also documents the header
+    on the operation.
+    """
+
+    @functools.wraps(handler)
+    def wrapper(view: TenantApi, request: Request, *args: Any, **kwargs: Any) -> Response:
+        raw_key = request.META.get(IDEMPOTENCY_HEADER)
+        if raw_key is None:
+            return handler(view, request, *args, **kwargs)
+        key = _idempotency_key(raw_key)
+        tenant = view.scope.tenant
+        outcome = idempotency_claim(
+            tenant=tenant,
+            subject_id=view.scope.subject_id,
+            key=key,
+            fingerprint=_fingerprint(request),
+        )
+        if isinstance(outcome, IdempotencyReplay):
+            return Response(
+                outcome.body, status=outcome.status_code, headers={REPLAYED_HEADER: "true"}
+            )
+        try:
+            response = handler(view, request, *args, **kwargs)
+        except BaseException:
+            idempotency_release(tenant=tenant, claim=outcome)
+            raise
+        if not 200 <= response.status_code < 300:
+            idempotency_release(tenant=tenant, claim=outcome)
+            return response
+        # Stored as the JSON the client received (DRF's encoder: UUIDs, datetimes, decimals).
+        body = None if response.data is None else json.loads(JSONRenderer().render(response.data))
+        idempotency_complete(
+            tenant=tenant, claim=outcome, status_code=response.status_code, body=body
+        )
+        response[REPLAYED_HEADER] = "false"
+        return response
+
+    wrapper.idempotent = True  # type: ignore[attr-defined] # read by the coverage test
+    return cast("_Handler", extend_schema(parameters=[IDEMPOTENCY_KEY_PARAMETER])(wrapper))

@@ -1,6 +1,6 @@
 from enum import StrEnum
 
-from apps.core.exceptions import ApplicationError, Locked, NotFound, ValidationFailed
+from apps.core.exceptions import ApplicationError, Conflict, Locked, NotFound, ValidationFailed
 
 
 class TenancyErrorCode(StrEnum):
@@ -9,6 +9,9 @@ class TenancyErrorCode(StrEnum):
     TENANT_HALTED = "tenant_halted"
     TENANT_EXISTS = "tenant_exists"
     INVALID_PROVIDER_CONFIG = "invalid_provider_config"
+    INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    IDEMPOTENCY_KEY_IN_PROGRESS = "idempotency_key_in_progress"
 
 
 class SubjectUnresolvable(ValidationFailed):
@@ -34,3 +37,19 @@ class InvalidProviderConfig(ValidationFailed):
 class TenantExists(ApplicationError):
     http_status = 409
     default_code: str = TenancyErrorCode.TENANT_EXISTS
+
+
+class InvalidIdempotencyKey(ValidationFailed):
+    default_code: str = TenancyErrorCode.INVALID_IDEMPOTENCY_KEY
+
+
+class IdempotencyKeyReused(ValidationFailed):
+    """The key already answered a different request (another body, path or method)."""
+
+    default_code: str = TenancyErrorCode.IDEMPOTENCY_KEY_REUSED
+
+
+class IdempotencyKeyInProgress(Conflict):
+    """The key's first request has not answered yet; retry after ``Retry-After``."""
+
+    default_code: str = TenancyErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS

@@ -107,3 +107,32 @@ class ApiKey(BaseModel):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+#: The longest ``Idempotency-Key`` accepted (the IETF draft sets no bound; Stripe uses 255).
+IDEMPOTENCY_KEY_MAX_LENGTH = 255
+
+
+class IdempotencyRecord(TenantScopedModel):
+    """The first response to a write that carried an ``Idempotency-Key`` (DESIGN §10).
+
+    One row per (tenant, subject, key). ``status_code`` is null while the first request is in
+    flight; ``claim_token`` changes whenever a request takes the key over, so a late finisher
+    of an abandoned claim cannot overwrite the new owner's response.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    subject_id = models.CharField(max_length=200)
+    key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_LENGTH)
+    fingerprint = models.CharField(max_length=64)
+    claim_token = models.UUIDField(default=uuid.uuid4)
+    claimed_at = models.DateTimeField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "subject_id", "key"], name="idempotency_key_unique_per_subject"
+            ),
+        ]

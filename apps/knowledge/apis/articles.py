@@ -35,7 +35,7 @@ from apps.knowledge.services import (
     propose_article,
 )
 from apps.knowledge.viewer import Viewer
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import TenantApi, idempotent
 from apps.tenancy.models import ApiKeyRole
 
 TAGS = ["knowledge"]
@@ -215,6 +215,7 @@ class ArticleListApi(TenantApi):
         },
         tags=TAGS,
     )
+    @idempotent
     def post(self, request: Request) -> Response:
         """Write an article. Returns `{verdict, created, article}`.
 
@@ -303,6 +304,7 @@ class ArticleDetailApi(TenantApi):
         responses={200: ArticleUpdateOutputSerializer, **WRITE_ERRORS},
         tags=TAGS,
     )
+    @idempotent
     def patch(self, request: Request, article_id: uuid.UUID) -> Response:
         """Edit an article, naming the `version` you read.
 
@@ -337,6 +339,7 @@ class ArticleDetailApi(TenantApi):
         responses={204: None, **WRITE_ERRORS},
         tags=TAGS,
     )
+    @idempotent
     def delete(self, request: Request, article_id: uuid.UUID) -> Response:
         """Archive an article: it leaves every read and frees its title.
 
@@ -358,6 +361,7 @@ class ArticlePublishApi(TenantApi):
         responses={200: ArticlePublishOutputSerializer, **WRITE_ERRORS},
         tags=TAGS,
     )
+    @idempotent
     def post(self, request: Request, article_id: uuid.UUID) -> Response:
         """Publish a draft (user, orchestrator and superadmin keys only; agents get 403).
 

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from config.env import data_dir, env
 from config.settings.components.engram import (
+    IDEMPOTENCY_PRUNE_INTERVAL_SECONDS,
     MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS,
     PROMOTION_SWEEP_INTERVAL_SECONDS,
 )
@@ -68,5 +69,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "knowledge.backfill_embeddings": {
         "task": "knowledge.backfill_embeddings",
         "schedule": timedelta(seconds=EMBEDDING_BACKFILL_INTERVAL_S),
+    },
+    # Forget Idempotency-Key records past their 24 h replay window.
+    "tenancy.prune_idempotency_records": {
+        "task": "tenancy.prune_idempotency_records",
+        "schedule": timedelta(seconds=IDEMPOTENCY_PRUNE_INTERVAL_SECONDS),
     },
 }

@@ -154,3 +154,12 @@ MEMORY_RECALL_CONTEXT_TERM_WEIGHT = 0.5
 # The keyword leg scores every matching row by term presence, then re-scores this many
 # candidates per requested row with exact term frequencies (selectors/recall/keyword.py).
 MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 3
+
+# Idempotency-Key on writes (docs/memory.md, "Retry-safe writes"). A key's first response is
+# replayed for this long; a claim still unanswered after the lease (its request crashed) may
+# be taken over by a retry, so the lease must exceed the slowest write.
+IDEMPOTENCY_TTL_SECONDS = env.int("ENGRAM_IDEMPOTENCY_TTL_SECONDS", default=24 * 3600)
+IDEMPOTENCY_LEASE_SECONDS = env.int("ENGRAM_IDEMPOTENCY_LEASE_SECONDS", default=600)
+IDEMPOTENCY_PRUNE_INTERVAL_SECONDS = env.int(
+    "ENGRAM_IDEMPOTENCY_PRUNE_INTERVAL_SECONDS", default=3600
+)
