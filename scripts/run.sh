@@ -19,8 +19,9 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
-$BIN/gunicorn config.wsgi:application --bind "127.0.0.1:${PORT}" --workers 1 --threads 8 \
-  --access-logfile - --graceful-timeout 5 &
+# Web processes and threads are sized from the cores (config/gunicorn.py; ENGRAM_WEB_WORKERS
+# and ENGRAM_WEB_THREADS override).
+PORT="$PORT" $BIN/gunicorn config.wsgi:application -c config/gunicorn.py &
 pids+=($!)
 $BIN/celery -A config worker --loglevel INFO --concurrency "${ENGRAM_WORKER_CONCURRENCY:-2}" &
 pids+=($!)

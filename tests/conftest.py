@@ -35,9 +35,13 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _clear_cache() -> Iterator[None]:
+    from apps.tenancy.selectors import api_key_cache_clear
+
     cache.clear()
+    api_key_cache_clear()
     yield
     cache.clear()
+    api_key_cache_clear()
 
 
 @pytest.fixture(autouse=True)

@@ -2,9 +2,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import threading
+import time
 import uuid
 from typing import TYPE_CHECKING
 
+from cachetools import TTLCache
+from django.conf import settings
 from django.db.models import QuerySet
 
 from apps.tenancy.encryption import decrypt_secret
@@ -16,6 +20,16 @@ if TYPE_CHECKING:
     from apps.providers.llm import LLMConfig
 
 KEY_PREFIX = "eng"
+# Hot keys authenticate from memory: one lookup per key per API_KEY_CACHE_SECONDS per process
+# instead of one query per request. That TTL is the bound on how long a revocation (or a
+# tenant's halt) made in another process takes to reach this one; see docs/configuration.md.
+_AUTHENTICATED_KEYS_MAX = 10_000
+_authenticated_keys: TTLCache[str, ApiKey] | None = None
+_authenticated_keys_lock = threading.Lock()
+
+
+def _clock() -> float:
+    return time.monotonic()
 
 
 def hash_secret(raw_key: str) -> str:
@@ -30,17 +44,56 @@ def parse_key_prefix(raw_key: str) -> str | None:
     return parts[1]
 
 
+def _key_cache() -> TTLCache[str, ApiKey] | None:
+    global _authenticated_keys
+    seconds = settings.API_KEY_CACHE_SECONDS
+    if seconds <= 0:
+        return None
+    if _authenticated_keys is None or _authenticated_keys.ttl != seconds:
+        _authenticated_keys = TTLCache(
+            maxsize=_AUTHENTICATED_KEYS_MAX, ttl=seconds, timer=lambda: _clock()
+        )
+    return _authenticated_keys
+
+
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
-    """The active key whose secret is ``raw_key``, or None."""
+    """The active key whose secret is ``raw_key``, or None.
+
+    Only successful lookups are remembered (keyed by the secret's hash, so a wrong secret for
+    a known prefix never hits the cache), for at most ``API_KEY_CACHE_SECONDS``.
+    """
     prefix = parse_key_prefix(raw_key)
     if prefix is None:
         return None
+    digest = hash_secret(raw_key)
+    with _authenticated_keys_lock:
+        cache = _key_cache()
+        cached = cache.get(digest) if cache is not None else None
+    if cached is not None:
+        return cached
     key = ApiKey.objects.select_related("tenant").filter(prefix=prefix).first()
     if key is None or not key.is_active:
         return None
-    if not hmac.compare_digest(key.secret_hash, hash_secret(raw_key)):
+    if not hmac.compare_digest(key.secret_hash, digest):
         return None
+    with _authenticated_keys_lock:
+        cache = _key_cache()
+        if cache is not None:
+            cache[digest] = key
     return key
+
+
+def api_key_forget_cached(*, secret_hash: str) -> None:
+    """Drop one key from this process's authentication cache (a revocation made here)."""
+    with _authenticated_keys_lock:
+        if _authenticated_keys is not None:
+            _authenticated_keys.pop(secret_hash, None)
+
+
+def api_key_cache_clear() -> None:
+    with _authenticated_keys_lock:
+        if _authenticated_keys is not None:
+            _authenticated_keys.clear()
 
 
 def tenant_get_by_slug_or_id(*, identifier: str) -> Tenant:

@@ -13,7 +13,12 @@ from apps.tenancy.encryption import encrypt_secret
 from apps.tenancy.exceptions import InvalidProviderConfig, TenantExists
 from apps.tenancy.models import ApiKey, ApiKeyRole, Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
-from apps.tenancy.selectors import KEY_PREFIX, hash_secret
+from apps.tenancy.selectors import (
+    KEY_PREFIX,
+    api_key_cache_clear,
+    api_key_forget_cached,
+    hash_secret,
+)
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -70,6 +75,7 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     if api_key.revoked_at is None:
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["revoked_at", "updated_at"])
+    api_key_forget_cached(secret_hash=api_key.secret_hash)
     return api_key
 
 
@@ -86,6 +92,7 @@ def tenant_halt(*, tenant: Tenant, reason: str = "") -> Tenant:
     tenant.halted_at = timezone.now()
     tenant.halt_reason = reason
     tenant.save(update_fields=["halted_at", "halt_reason", "updated_at"])
+    api_key_cache_clear()  # cached keys carry their tenant; this process sees the change now
     return tenant
 
 
@@ -93,6 +100,7 @@ def tenant_resume(*, tenant: Tenant) -> Tenant:
     tenant.halted_at = None
     tenant.halt_reason = ""
     tenant.save(update_fields=["halted_at", "halt_reason", "updated_at"])
+    api_key_cache_clear()  # cached keys carry their tenant; this process sees the change now
     return tenant
 
 
@@ -129,6 +137,7 @@ def tenant_configure_embedding_provider(
             "updated_at",
         ]
     )
+    api_key_cache_clear()
     return tenant
 
 
@@ -151,4 +160,5 @@ def tenant_configure_llm_provider(
     tenant.llm_config = {k: v for k, v in config.items() if k != "api_key"}
     tenant.llm_api_key_encrypted = encrypt_secret(api_key)
     tenant.save(update_fields=["llm_provider", "llm_config", "llm_api_key_encrypted", "updated_at"])
+    api_key_cache_clear()
     return tenant

@@ -163,3 +163,7 @@ IDEMPOTENCY_LEASE_SECONDS = env.int("ENGRAM_IDEMPOTENCY_LEASE_SECONDS", default=
 IDEMPOTENCY_PRUNE_INTERVAL_SECONDS = env.int(
     "ENGRAM_IDEMPOTENCY_PRUNE_INTERVAL_SECONDS", default=3600
 )
+
+# How long a web process may authenticate a key from memory: the bound on how long a
+# revocation or a tenant halt made elsewhere takes to reach it. 0 disables the cache.
+API_KEY_CACHE_SECONDS = env.int("ENGRAM_API_KEY_CACHE_SECONDS", default=5)

@@ -1,0 +1,40 @@
+"""Gunicorn settings for Engram's web tier (``make run``, ``make stack``, the image).
+
+Sized from the machine: one process per core, because a request's CPU work (the query
+embedding, SQL row handling, rendering) holds the GIL, so threads in one process cannot use a
+second core; a few threads per process cover the time a request waits on Postgres. The local
+embedding model runs single-threaded in each web process by default, so N processes on N cores
+do not oversubscribe them. docs/configuration.md, "Sizing the web tier".
+https://docs.gunicorn.org/en/stable/settings.html
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+bind = os.environ.get("ENGRAM_WEB_BIND", f"127.0.0.1:{os.environ.get('PORT', '8000')}")
+workers = int(os.environ.get("ENGRAM_WEB_WORKERS") or _cores())
+threads = int(os.environ.get("ENGRAM_WEB_THREADS") or 4)
+graceful_timeout = 5
+accesslog = os.environ.get("ENGRAM_WEB_ACCESS_LOG", "-")
+# The worker processes read this before Django's settings load.
+os.environ.setdefault("ENGRAM_LOCAL_EMBEDDING_THREADS", str(max(1, _cores() // max(1, workers))))
+
+
+def post_worker_init(worker: Any) -> None:
+    """Load the local embedding model before the first request, not during it."""
+    from django.conf import settings
+
+    if settings.EMBEDDING_PROVIDER == "local":
+        from apps.providers.embedders import local_onnx
+
+        local_onnx.load_model()

@@ -1,0 +1,196 @@
+"""HTTP load against a running Engram: concurrent clients, requests/s and latency per operation.
+
+The load generator runs threads in this process, one keep-alive HTTP client each, against a
+server on the loopback interface only (it measures this machine, never someone else's). Its
+tenant, agents and seeded memories are written through the services, embedded before the
+clock starts, and removed at the end.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import statistics
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from apps.memory.models import Memory
+from apps.memory.services import MemoryDraft, memory_create_many, memory_embed_pending
+from apps.tenancy.models import ApiKeyRole, Tenant
+from apps.tenancy.services import api_key_create, tenant_create
+from lab.memory_bench import synthetic_sentences
+
+MIXES = ("recall", "write", "mixed")
+# Upper bounds so a mistyped flag cannot turn the benchmark into a flood.
+MAX_CLIENTS = 64
+MAX_SECONDS = 600
+MAX_REQUESTS = 1_000_000
+# In the mixed load, one request in this many is a write (agents recall far more than write).
+MIXED_WRITE_EVERY = 4
+
+
+class LoadBenchRefused(Exception):
+    """The target is not a loopback server, or a bound is out of range."""
+
+
+def require_loopback(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise LoadBenchRefused(f"{url!r} is not an http(s) URL")
+    host = parts.hostname
+    if host != "localhost":
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise LoadBenchRefused(f"{host} is not a loopback address; load_bench runs locally")
+    return url.rstrip("/")
+
+
+@dataclass
+class OperationStats:
+    latencies_ms: list[float] = field(default_factory=list)
+    statuses: Counter[str] = field(default_factory=Counter)
+
+    def record(self, *, milliseconds: float, status: str) -> None:
+        self.latencies_ms.append(milliseconds)
+        self.statuses[status] += 1
+
+    def summary(self, seconds: float) -> dict[str, Any]:
+        ordered = sorted(self.latencies_ms)
+        ok = sum(count for status, count in self.statuses.items() if status.startswith("2"))
+
+        def percentile(share: float) -> float | None:
+            if not ordered:
+                return None
+            return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 2)
+
+        return {
+            "requests": len(ordered),
+            "ok": ok,
+            "errors": len(ordered) - ok,
+            "per_s": round(ok / seconds, 1) if seconds else 0.0,
+            "p50_ms": round(statistics.median(ordered), 2) if ordered else None,
+            "p95_ms": percentile(0.95),
+            "p99_ms": percentile(0.99),
+            "statuses": dict(sorted(self.statuses.items())),
+        }
+
+
+@dataclass(frozen=True)
+class Agent:
+    agent_id: str
+    key: str
+    queries: tuple[str, ...]
+
+
+@dataclass
+class LoadPlan:
+    url: str
+    clients: int
+    seconds: float
+    mix: str
+    max_requests: int
+
+
+def seed(*, agents: int, memories_per_agent: int) -> tuple[Tenant, list[Agent]]:
+    tenant = tenant_create(slug=f"load-{uuid.uuid4().hex[:8]}", name="load_bench")
+    seeded: list[Agent] = []
+    texts = synthetic_sentences(agents * memories_per_agent, seed=7)
+    for index in range(agents):
+        agent_id = f"load-agent-{index}"
+        issued = api_key_create(tenant=tenant, role=ApiKeyRole.AGENT, agent_id=agent_id)
+        mine = texts[index * memories_per_agent : (index + 1) * memories_per_agent]
+        created = memory_create_many(
+            tenant=tenant,
+            subject_id=agent_id,
+            drafts=[MemoryDraft(text=text) for text in mine],
+        )
+        memory_embed_pending(memory_ids=[str(memory.pk) for memory in created])
+        # Queries are the memories' own topics, without the note number: realistic recalls.
+        queries = tuple(text.rsplit(" (note", 1)[0] for text in mine[:50])
+        seeded.append(Agent(agent_id=agent_id, key=issued.raw_key, queries=queries))
+    return tenant, seeded
+
+
+def remove(*, tenant: Tenant) -> int:
+    """Delete the load tenant; every tenant-owned row cascades with it."""
+    memories = Memory.objects.filter(tenant=tenant).count()
+    Tenant.objects.filter(pk=tenant.pk).delete()
+    return memories
+
+
+def _operations(plan: LoadPlan) -> Callable[[int], str]:
+    if plan.mix == "recall":
+        return lambda _n: "recall"
+    if plan.mix == "write":
+        return lambda _n: "write"
+    return lambda n: "write" if n % MIXED_WRITE_EVERY == 0 else "recall"
+
+
+def run(*, plan: LoadPlan, agents: Sequence[Agent]) -> dict[str, Any]:
+    """Drive ``plan.clients`` threads until the time or the request budget runs out."""
+    stats: dict[str, OperationStats] = {"recall": OperationStats(), "write": OperationStats()}
+    lock = threading.Lock()
+    budget = itertools.count()
+    deadline = time.perf_counter() + plan.seconds
+    operation_for = _operations(plan)
+    run_id = uuid.uuid4().hex[:6]
+
+    def client(number: int) -> None:
+        agent = agents[number % len(agents)]
+        headers = {"Authorization": f"Bearer {agent.key}"}
+        with httpx.Client(base_url=plan.url, headers=headers, timeout=30.0) as http:
+            for sent in itertools.count():
+                ticket = next(budget)
+                if ticket >= plan.max_requests or time.perf_counter() >= deadline:
+                    return
+                operation = operation_for(ticket)
+                if operation == "recall":
+                    query = agent.queries[sent % len(agent.queries)]
+                    request = ("/api/v1/memory/recall", {"query": query, "limit": 10})
+                else:
+                    text = f"Load note {run_id}-{number}-{sent}: the build cache was warmed."
+                    request = ("/api/v1/memory", {"text": text})
+                started = time.perf_counter()
+                try:
+                    status = str(http.post(request[0], json=request[1]).status_code)
+                except httpx.HTTPError as exc:
+                    status = type(exc).__name__
+                elapsed = (time.perf_counter() - started) * 1000
+                with lock:
+                    stats[operation].record(milliseconds=elapsed, status=status)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(plan.clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": round(seconds, 2),
+        "operations": {name: op.summary(seconds) for name, op in stats.items() if op.latencies_ms},
+    }
+
+
+def validate(plan: LoadPlan) -> LoadPlan:
+    require_loopback(plan.url)
+    if plan.mix not in MIXES:
+        raise LoadBenchRefused(f"--mix must be one of {', '.join(MIXES)}")
+    if not 1 <= plan.clients <= MAX_CLIENTS:
+        raise LoadBenchRefused(f"--clients must be between 1 and {MAX_CLIENTS}")
+    if not 0 < plan.seconds <= MAX_SECONDS:
+        raise LoadBenchRefused(f"--seconds must be between 1 and {MAX_SECONDS}")
+    if not 1 <= plan.max_requests <= MAX_REQUESTS:
+        raise LoadBenchRefused(f"--max-requests must be between 1 and {MAX_REQUESTS}")
+    return plan

@@ -1,0 +1,89 @@
+"""``load_bench``: concurrent HTTP clients against a running Engram on this machine.
+
+    manage.py load_bench [--url http://127.0.0.1:8000] --clients 8 --seconds 15
+                         --mix recall|write|mixed [--agents 8] [--memories 200]
+                         [--max-requests N] [--json]
+
+Run it with the same settings (and data directory) as the server under test: it seeds its own
+tenant in that database, then talks to the server over HTTP only. docs/benchmarks.md,
+"Throughput", has the figures and how they were taken.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+from typing_extensions import override
+
+from apps.core.management.base import EngramCommand
+from lab import load_bench
+
+
+class Command(EngramCommand):
+    help = "Concurrent HTTP load (recall, single writes, or both) against a local Engram server."
+
+    @override
+    def add_command_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--url", default="http://127.0.0.1:8000", help="Loopback only.")
+        parser.add_argument("--clients", type=int, default=8)
+        parser.add_argument("--seconds", type=float, default=15.0)
+        parser.add_argument("--mix", choices=load_bench.MIXES, default="mixed")
+        parser.add_argument("--agents", type=int, default=8, help="Agents (one key each).")
+        parser.add_argument(
+            "--memories", type=int, default=200, help="Embedded memories seeded per agent."
+        )
+        parser.add_argument(
+            "--max-requests", type=int, default=100_000, help="Stop after this many requests."
+        )
+
+    @override
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            plan = load_bench.validate(
+                load_bench.LoadPlan(
+                    url=options["url"],
+                    clients=options["clients"],
+                    seconds=options["seconds"],
+                    mix=options["mix"],
+                    max_requests=options["max_requests"],
+                )
+            )
+        except load_bench.LoadBenchRefused as exc:
+            raise CommandError(str(exc)) from exc
+        if options["agents"] < 1 or options["memories"] < 1:
+            raise CommandError("--agents and --memories must be at least 1")
+        tenant, agents = load_bench.seed(
+            agents=options["agents"], memories_per_agent=options["memories"]
+        )
+        try:
+            report = load_bench.run(plan=plan, agents=agents)
+        finally:
+            removed = load_bench.remove(tenant=tenant)
+        report.update(
+            {
+                "url": plan.url,
+                "clients": plan.clients,
+                "mix": plan.mix,
+                "agents": len(agents),
+                "memories_per_agent": options["memories"],
+                "memories_removed": removed,
+            }
+        )
+        self.render(options, report, _human(report))
+
+
+def _human(report: dict[str, Any]) -> str:
+    lines = [
+        f"load_bench {report['mix']} against {report['url']}: {report['clients']} clients, "
+        f"{report['seconds']} s, {report['agents']} agents x {report['memories_per_agent']} "
+        "memories"
+    ]
+    for name, figures in report["operations"].items():
+        lines.append(
+            f"  {name:<6} {figures['per_s']:>7}/s  p50 {figures['p50_ms']} ms  "
+            f"p95 {figures['p95_ms']} ms  p99 {figures['p99_ms']} ms  "
+            f"errors {figures['errors']}  statuses {figures['statuses']}"
+        )
+    lines.append(f"  removed the load tenant ({report['memories_removed']:,} memories)")
+    return "\n".join(lines)
