@@ -8,6 +8,7 @@ from apps.memory.models import Memory, SessionMemory
 from apps.memory.selectors import memory_recall
 from apps.memory.services import memory_embed_pending
 from apps.tenancy.models import ApiKeyRole
+from apps.tenancy.selectors import api_key_cache_clear
 from apps.tenancy.services import tenant_halt
 from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory
@@ -84,6 +85,9 @@ def test_fallback_path_is_isolated_across_subject_and_tenant(
         broken.embedding_provider = "openai"
         broken.embedding_config = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
         broken.save()
+    # A change saved outside the tenancy services reaches a web process once its cached keys
+    # expire (API_KEY_CACHE_SECONDS); clearing the cache stands in for that wait.
+    api_key_cache_clear()
 
     own = agent.post(RECALL, {"query": "secret plan"}).json()
     for intruder in (other_agent, foreign_agent):
