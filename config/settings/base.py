@@ -2,11 +2,17 @@
 
 from config.env import BASE_DIR, env
 from config.settings.components.celery import *
+from config.settings.components.core import *
 from config.settings.components.databases import *
 from config.settings.components.drf import *
-from config.settings.components.engram import *
+from config.settings.components.knowledge import *
 from config.settings.components.logging import *
+from config.settings.components.memory import *
+from config.settings.components.promotion import *
+from config.settings.components.providers import *
+from config.settings.components.recall import *
 from config.settings.components.spectacular import *
+from config.settings.components.tenancy import *
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="engram-insecure-development-key-change-me")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)

@@ -8,11 +8,9 @@ Without CELERY_BROKER_URL the filesystem broker under $ENGRAM_DATA_DIR/broker is
 from datetime import timedelta
 
 from config.env import data_dir, env
-from config.settings.components.engram import (
-    IDEMPOTENCY_PRUNE_INTERVAL_SECONDS,
-    MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS,
-    PROMOTION_SWEEP_INTERVAL_SECONDS,
-)
+from config.settings.components.memory import MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS
+from config.settings.components.promotion import PROMOTION_SWEEP_INTERVAL_SECONDS
+from config.settings.components.tenancy import IDEMPOTENCY_PRUNE_INTERVAL_SECONDS
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):

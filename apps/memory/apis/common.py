@@ -1,0 +1,67 @@
+"""What every memory resource shares: the memory and turn shapes, write errors, the write rate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
+from apps.core.rate_limits import enforce_rate_limit
+from apps.memory.models import Memory
+from apps.tenancy.scope import RequestScope
+
+WRITE_ERRORS = {**COMMON_ERRORS, 404: ErrorSerializer, 409: ErrorSerializer, 423: ErrorSerializer}
+WRITE_ERRORS[429] = ErrorSerializer
+
+
+def enforce_write_rate(scope: RequestScope) -> None:
+    enforce_rate_limit(
+        bucket=f"memory-write:{scope.api_key.pk}",
+        limit=settings.MEMORY_WRITE_RATE_LIMIT,
+        window_seconds=settings.MEMORY_WRITE_RATE_WINDOW_SECONDS,
+    )
+
+
+class MemoryOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    subject_id = serializers.CharField()
+    text = serializers.CharField()
+    # DRF moves declared fields off the class, so `context` does not clobber Field.context at
+    # run time; the type checker only sees the name.
+    context = serializers.CharField()  # type: ignore[assignment]
+    tags = serializers.ListField(child=serializers.CharField())
+    metadata = serializers.DictField()
+    project_id = serializers.UUIDField(allow_null=True)
+    # A field named `source` shadows Field.source for the type checker only.
+    source = serializers.CharField()  # type: ignore[assignment]
+    source_session_id = serializers.CharField()
+    confidence = serializers.FloatField()
+    superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
+    superseded_at = serializers.DateTimeField(allow_null=True)
+    recall_count = serializers.IntegerField()
+    last_recalled_at = serializers.DateTimeField(allow_null=True)
+    embedding_status = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+
+    def get_embedding_status(self, memory: Memory) -> str:
+        # `embedded_at` is set in the same UPDATE as the vector, so it is a faithful proxy
+        # that does not require loading the 384-float column.
+        return "ready" if memory.embedded_at is not None else "pending"
+
+
+class SessionTurnOutputSerializer(serializers.Serializer[Any]):
+    seq = serializers.IntegerField()
+    session_id = serializers.CharField()
+    role = serializers.CharField()
+    content = serializers.CharField()
+    metadata = serializers.DictField()
+    expires_at = serializers.DateTimeField()
+    created_at = serializers.DateTimeField()
+
+
+class ListMetaSerializer(serializers.Serializer[dict[str, Any]]):
+    total_count = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    offset = serializers.IntegerField()

@@ -1,0 +1,273 @@
+"""Long-term memories: write one, write a batch, list, forget (/api/v1/memory, /memory/batch,
+/memory/{id})."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from typing_extensions import override
+
+from apps.core.api.serializers import COMMON_ERRORS, render_many
+from apps.memory.apis.common import (
+    WRITE_ERRORS,
+    ListMetaSerializer,
+    MemoryOutputSerializer,
+    SessionTurnOutputSerializer,
+    enforce_write_rate,
+)
+from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
+from apps.memory.selectors import memory_list, memory_list_all_subjects
+from apps.memory.services import (
+    MemoryDraft,
+    SessionTurnDraft,
+    memory_create_many,
+    memory_forget,
+    memory_forget_any,
+    memory_supersede,
+    session_append_many,
+)
+from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.scope import RequestScope
+
+
+class MemoryListOutputSerializer(serializers.Serializer[dict[str, Any]]):
+    data: Any = MemoryOutputSerializer(many=True)
+    meta = ListMetaSerializer()
+
+
+class MemoryWriteOutputSerializer(serializers.Serializer[dict[str, Any]]):
+    data: Any = serializers.DictField(help_text="The memory (long_term) or the turn (session).")
+    meta = serializers.DictField()
+
+
+class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
+    """One write. ``tier`` picks the fields that apply; scope fields in a body are ignored."""
+
+    tier = serializers.ChoiceField(choices=["long_term", "session"], default="long_term")
+    # long_term
+    text = serializers.CharField(required=False, trim_whitespace=False)
+    context = serializers.CharField(  # type: ignore[assignment] # see MemoryOutputSerializer
+        required=False,
+        allow_blank=True,
+        max_length=settings.MEMORY_CONTEXT_MAX_CHARS,
+        help_text="Optional retrieval context (surrounding turns, a date): keyword-indexed "
+        "beside the text, never returned as it.",
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, max_length=50
+    )
+    metadata = serializers.DictField(required=False)
+    project_id = serializers.UUIDField(required=False, allow_null=True)
+    confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+    supersedes = serializers.UUIDField(required=False, allow_null=True)
+    # session
+    session_id = serializers.CharField(required=False, max_length=SESSION_ID_MAX_LENGTH)
+    content = serializers.CharField(required=False, trim_whitespace=False)
+    role = serializers.ChoiceField(choices=SessionRole.values, required=False)
+    expires_at = serializers.DateTimeField(required=False)
+    ttl_seconds = serializers.IntegerField(required=False, min_value=1)
+
+    @override
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["tier"] == "long_term":
+            text = attrs.get("text", "")
+            if not text.strip():
+                raise serializers.ValidationError({"text": ["text is required."]}, code="required")
+            if len(text) > settings.MEMORY_TEXT_MAX_CHARS:
+                raise serializers.ValidationError(
+                    {"text": [f"At most {settings.MEMORY_TEXT_MAX_CHARS} characters."]},
+                    code="text_too_long",
+                )
+        else:
+            missing = [name for name in ("session_id", "content") if not attrs.get(name)]
+            if missing:
+                raise serializers.ValidationError(
+                    {name: ["This field is required for tier=session."] for name in missing},
+                    code="required",
+                )
+            if "expires_at" not in attrs and "ttl_seconds" not in attrs:
+                raise serializers.ValidationError(
+                    {"expires_at": ["expires_at or ttl_seconds is required."]},
+                    code="expires_at_required",
+                )
+        return attrs
+
+
+class MemoryBatchInputSerializer(serializers.Serializer[dict[str, Any]]):
+    items = MemoryWriteInputSerializer(many=True, allow_empty=False)
+
+    def validate_items(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if len(items) > settings.MEMORY_BATCH_MAX_ITEMS:
+            raise serializers.ValidationError(
+                f"At most {settings.MEMORY_BATCH_MAX_ITEMS} items.", code="batch_too_large"
+            )
+        if any(item.get("supersedes") for item in items):
+            raise serializers.ValidationError(
+                "supersedes is only accepted on single writes.", code="invalid"
+            )
+        return items
+
+
+class MemoryListFilterSerializer(serializers.Serializer[dict[str, Any]]):
+    project_id = serializers.UUIDField(required=False)
+    source = serializers.ChoiceField(  # type: ignore[assignment] # shadows Field.source
+        choices=MemorySource.values, required=False
+    )
+    include_superseded = serializers.BooleanField(required=False, default=False)
+    all_subjects = serializers.BooleanField(required=False, default=False)
+    limit = serializers.IntegerField(
+        required=False, default=50, min_value=1, max_value=settings.MEMORY_LIST_MAX_LIMIT
+    )
+    offset = serializers.IntegerField(required=False, default=0, min_value=0)
+
+
+def _long_term_draft(item: dict[str, Any]) -> MemoryDraft:
+    return MemoryDraft(
+        text=item["text"],
+        context=item.get("context", ""),
+        tags=item.get("tags", []),
+        metadata=item.get("metadata", {}),
+        project_id=item.get("project_id"),
+        confidence=item.get("confidence", 1.0),
+    )
+
+
+def _session_draft(item: dict[str, Any]) -> SessionTurnDraft:
+    return SessionTurnDraft(
+        session_id=item["session_id"],
+        content=item["content"],
+        role=item.get("role", SessionRole.USER),
+        metadata=item.get("metadata", {}),
+        expires_at=item.get("expires_at"),
+        ttl_seconds=item.get("ttl_seconds"),
+    )
+
+
+def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Write a mixed batch: every item validated first, then each tier all-or-nothing."""
+    long_term = [_long_term_draft(i) for i in items if i["tier"] == "long_term"]
+    turns = [_session_draft(i) for i in items if i["tier"] == "session"]
+    memories = memory_create_many(
+        tenant=scope.tenant, subject_id=scope.subject_id, drafts=long_term
+    )
+    rows = session_append_many(tenant=scope.tenant, subject_id=scope.subject_id, drafts=turns)
+    memory_iter = iter(render_many(MemoryOutputSerializer, memories))
+    turn_iter = iter(render_many(SessionTurnOutputSerializer, rows))
+    rendered: list[dict[str, Any]] = []
+    for item in items:
+        if item["tier"] == "long_term":
+            rendered.append({"tier": "long_term", **next(memory_iter)})
+        else:
+            rendered.append({"tier": "session", **next(turn_iter)})
+    return rendered
+
+
+class MemoryListApi(TenantApi):
+    @extend_schema(
+        operation_id="memory_write",
+        request=MemoryWriteInputSerializer,
+        responses={201: MemoryWriteOutputSerializer, **WRITE_ERRORS},
+        tags=["memory"],
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        """Write one long-term memory (embedded asynchronously) or one session turn.
+
+        Long-term: `text` (≤ MEMORY_TEXT_MAX_CHARS), optional `tags`, `metadata`, `project_id`
+        (validated against the tenant: 422 `invalid_project_id`) and `supersedes` (the id of
+        the caller's live memory this one replaces). Session: `session_id`, `content`
+        (≤ 100 KB), `role`, and `expires_at` or `ttl_seconds`. Over quota → 409
+        `quota_exceeded`; over the write rate → 429 `rate_limited` with `Retry-After`.
+        """
+        payload = MemoryWriteInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        enforce_write_rate(self.scope)
+        item = payload.validated_data
+        if item["tier"] == "long_term" and item.get("supersedes"):
+            memory = memory_supersede(
+                tenant=self.scope.tenant,
+                subject_id=self.scope.subject_id,
+                memory_id=item["supersedes"],
+                draft=_long_term_draft(item),
+            )
+            data = {"tier": "long_term", **MemoryOutputSerializer(memory).data}
+        else:
+            data = _write_items(self.scope, [item])[0]
+        return Response({"data": data, "meta": {}}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        operation_id="memory_list",
+        parameters=[MemoryListFilterSerializer],
+        responses={200: MemoryListOutputSerializer, **COMMON_ERRORS},
+        tags=["memory"],
+    )
+    def get(self, request: Request) -> Response:
+        """List the caller's long-term memories, newest first.
+
+        `all_subjects=true` lists every subject of the tenant, for a superadmin impersonating
+        it (`X-Impersonate-Tenant`); for any other key the flag is ignored.
+        """
+        filters = MemoryListFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        args = dict(filters.validated_data)
+        all_subjects = args.pop("all_subjects")
+        if all_subjects and self.scope.is_superadmin:
+            page = memory_list_all_subjects(tenant=self.scope.tenant, **args)
+        else:
+            page = memory_list(tenant=self.scope.tenant, subject_id=self.scope.subject_id, **args)
+        return Response(
+            {"data": MemoryOutputSerializer(page.results, many=True).data, "meta": page.meta}
+        )
+
+
+class MemoryBatchOutputSerializer(serializers.Serializer[dict[str, Any]]):
+    data: Any = serializers.ListField(child=serializers.DictField())
+    meta = serializers.DictField()
+
+
+class MemoryBatchApi(TenantApi):
+    @extend_schema(
+        operation_id="memory_write_batch",
+        request=MemoryBatchInputSerializer,
+        responses={201: MemoryBatchOutputSerializer, **WRITE_ERRORS},
+        tags=["memory"],
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        """Write up to 500 items all-or-nothing: one invalid item or a quota overflow writes
+        nothing."""
+        payload = MemoryBatchInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        enforce_write_rate(self.scope)
+        data = _write_items(self.scope, payload.validated_data["items"])
+        return Response(
+            {"data": data, "meta": {"written": len(data)}}, status=status.HTTP_201_CREATED
+        )
+
+
+class MemoryDetailApi(TenantApi):
+    @extend_schema(
+        operation_id="memory_forget",
+        responses={204: None, **WRITE_ERRORS},
+        tags=["memory"],
+    )
+    @idempotent
+    def delete(self, request: Request, memory_id: uuid.UUID) -> Response:
+        """Forget one of the caller's memories (and the older versions it superseded).
+
+        A superadmin impersonating a tenant may forget any subject's memory. Another
+        subject's or tenant's id is the same 404 as a missing one.
+        """
+        if self.scope.is_superadmin:
+            memory_forget_any(tenant=self.scope.tenant, memory_id=memory_id)
+        else:
+            memory_forget(
+                tenant=self.scope.tenant, subject_id=self.scope.subject_id, memory_id=memory_id
+            )
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,94 @@
+"""Recall of the caller's memories (POST /api/v1/memory/recall)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.core.api.serializers import COMMON_ERRORS, render_many
+from apps.memory.apis.common import MemoryOutputSerializer
+from apps.memory.selectors import RECALL_MODES, RECALL_SELECTION_REASONS, memory_recall
+from apps.tenancy.api_base import TenantApi
+
+
+class MemoryRecallInputSerializer(serializers.Serializer[dict[str, Any]]):
+    # The query itself is validated by the selector so every surface shares one contract
+    # (`invalid_query`, `query_too_long`).
+    query = serializers.JSONField()
+    project_id = serializers.UUIDField(required=False, allow_null=True)
+    limit = serializers.IntegerField(
+        required=False,
+        default=settings.MEMORY_RECALL_DEFAULT_LIMIT,
+        min_value=1,
+        max_value=settings.MEMORY_RECALL_MAX_LIMIT,
+    )
+    include_superseded = serializers.BooleanField(required=False, default=False)
+    # Default: MEMORY_RECALL_DEFAULT_MODE (hybrid). docs/memory.md, "Recall modes".
+    mode = serializers.ChoiceField(choices=RECALL_MODES, required=False)
+
+
+class RecallHitOutputSerializer(serializers.Serializer[dict[str, Any]]):
+    memory = MemoryOutputSerializer()
+    score = serializers.FloatField(allow_null=True)
+    selection_reason = serializers.ChoiceField(choices=RECALL_SELECTION_REASONS)
+
+
+class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
+    total_count = serializers.IntegerField()
+    fallback = serializers.BooleanField()
+    reason = serializers.CharField(allow_null=True)
+    underfilled = serializers.BooleanField()
+    strategy = serializers.CharField()
+    ann_iterative_scan = serializers.CharField(required=False)
+    mode = serializers.ChoiceField(choices=RECALL_MODES)
+
+
+class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):
+    data: Any = RecallHitOutputSerializer(many=True)
+    meta = MemoryRecallMetaSerializer()
+
+
+class MemoryRecallApi(TenantApi):
+    halted_methods = frozenset()  # recall is a read, even though it is a POST
+
+    @extend_schema(
+        operation_id="memory_recall",
+        request=MemoryRecallInputSerializer,
+        responses={200: MemoryRecallOutputSerializer, **COMMON_ERRORS},
+        tags=["memory"],
+    )
+    def post(self, request: Request) -> Response:
+        """Recall the caller's memories by meaning and words (global ∪ `project_id`).
+
+        `mode`: `semantic` (vector ranking), `keyword` (BM25 over text and context) or
+        `hybrid` (both, fused by weighted reciprocal rank; the default). `meta.fallback` is
+        true (with a stable `meta.reason`, and `score: null`) when embeddings are unavailable
+        and the keyword ranking answered instead; an empty scope on the healthy path is `[]`
+        with `fallback: false`. `meta.strategy` says how the vector leg ran (exact | ann |
+        ann+exact), or keyword | fallback; each result's `selection_reason` says which
+        ranking picked it (semantic | keyword | keyword+semantic | keyword_fallback |
+        ilike_fallback).
+        """
+        payload = MemoryRecallInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        args = payload.validated_data
+        result = memory_recall(
+            tenant=self.scope.tenant,
+            subject_id=self.scope.subject_id,
+            query=args["query"],
+            project_id=args.get("project_id"),
+            limit=args["limit"],
+            include_superseded=args["include_superseded"],
+            mode=args.get("mode"),
+        )
+        memories = render_many(MemoryOutputSerializer, [hit.memory for hit in result.results])
+        data = [
+            {"memory": memory, "score": hit.score, "selection_reason": hit.selection_reason}
+            for memory, hit in zip(memories, result.results, strict=True)
+        ]
+        return Response({"data": data, "meta": result.meta})

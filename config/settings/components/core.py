@@ -1,0 +1,6 @@
+"""Cross-cutting request limits (apps/core)."""
+
+from config.env import env
+
+# Heavy-read concurrency cap per tenant; over it, heavy reads are shed and callers degrade.
+HEAVY_READ_MAX_CONCURRENT_PER_TENANT = env.int("ENGRAM_HEAVY_READ_MAX_CONCURRENT", default=16)

@@ -1,0 +1,55 @@
+"""Memory tiers, recall and graduation (docs/memory.md; every figure in docs/configuration.md)."""
+
+from config.env import env
+
+MEMORY_QUOTA_LIVE_ROWS = env.int("ENGRAM_MEMORY_QUOTA_LIVE_ROWS", default=10_000)
+MEMORY_TEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_TEXT_MAX_CHARS", default=8_000)
+# Longest optional retrieval context a memory may carry (MemoryDraft.context).
+MEMORY_CONTEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_CONTEXT_MAX_CHARS", default=4_000)
+MEMORY_BATCH_MAX_ITEMS = 500
+MEMORY_WRITE_RATE_LIMIT = env.int("ENGRAM_MEMORY_WRITE_RATE_LIMIT", default=600)
+MEMORY_WRITE_RATE_WINDOW_SECONDS = env.int("ENGRAM_MEMORY_WRITE_RATE_WINDOW_SECONDS", default=60)
+MEMORY_LIST_MAX_LIMIT = 200
+MEMORY_RECALL_DEFAULT_LIMIT = 10
+MEMORY_RECALL_MAX_LIMIT = 100
+MEMORY_QUERY_MAX_CHARS = 500
+
+# Session tier.
+SESSION_MAX_TTL_SECONDS = env.int("ENGRAM_SESSION_MAX_TTL_SECONDS", default=30 * 24 * 3600)
+
+# Vector leg: exact scan up to this many live embedded rows per subject (the measured
+# crossover, which the default quota sits inside), pgvector's iterative HNSW scan above it.
+MEMORY_EXACT_SCAN_MAX_ROWS = env.int("ENGRAM_MEMORY_EXACT_SCAN_MAX_ROWS", default=10_000)
+MEMORY_HNSW_EF_SEARCH = env.int("ENGRAM_MEMORY_HNSW_EF_SEARCH", default=100)
+MEMORY_HNSW_MAX_SCAN_TUPLES = env.int("ENGRAM_MEMORY_HNSW_MAX_SCAN_TUPLES", default=50_000)
+# ANN candidates read per requested result, re-ranked exactly (the iterative scan's first
+# finds are in relaxed order).
+MEMORY_HNSW_CANDIDATES_PER_RESULT = env.int("ENGRAM_MEMORY_HNSW_CANDIDATES_PER_RESULT", default=8)
+
+# Recall modes: semantic | keyword | hybrid (hybrid measured best, docs/benchmarks.md).
+MEMORY_RECALL_DEFAULT_MODE = env.str("ENGRAM_MEMORY_RECALL_DEFAULT_MODE", default="hybrid")
+# Candidates each leg hands to the fusion (at least the requested limit).
+MEMORY_RECALL_FUSION_CANDIDATES = 50
+# Weighted reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over the legs.
+MEMORY_RECALL_RRF_K = 10
+MEMORY_RECALL_SEMANTIC_WEIGHT = 1.0
+MEMORY_RECALL_KEYWORD_WEIGHT = 1.5
+# Okapi BM25 of the keyword leg; a term in a memory's context counts this much of one in its text.
+MEMORY_RECALL_BM25_K1 = 1.2
+MEMORY_RECALL_BM25_B = 0.75
+MEMORY_RECALL_CONTEXT_TERM_WEIGHT = 0.5
+# Keyword candidates per requested row re-scored with exact term frequencies.
+MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 3
+
+# Recall-count hotness signal (spec "Recall-count hotness signal").
+MEMORY_RECALL_BUMP_MIN_SCORE = 0.6
+MEMORY_RECALL_BUMP_COOLDOWN_SECONDS = 3_600
+MEMORY_RECALL_BUMP_MAX_TASKS = 200
+
+# Graduation of hot memories into knowledge (spec "Graduation").
+MEMORY_GRADUATION_RECALL_THRESHOLD = env.int("ENGRAM_MEMORY_GRADUATION_RECALL_THRESHOLD", default=3)
+MEMORY_GRADUATION_MAX_PER_RUN = env.int("ENGRAM_MEMORY_GRADUATION_MAX_PER_RUN", default=50)
+MEMORY_GRADUATION_SCAN_LIMIT = env.int("ENGRAM_MEMORY_GRADUATION_SCAN_LIMIT", default=500)
+MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS = env.int(
+    "ENGRAM_MEMORY_GRADUATION_SWEEP_INTERVAL_SECONDS", default=3_600
+)

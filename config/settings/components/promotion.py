@@ -1,0 +1,23 @@
+"""Promotion of sessions into long-term memories (spec "Promotion lifecycle"; docs/promotion.md)."""
+
+from config.env import env
+
+PROMOTION_CONFIDENCE_THRESHOLD = env.float("ENGRAM_PROMOTION_CONFIDENCE_THRESHOLD", default=0.6)
+PROMOTION_MAX_CANDIDATES = env.int("ENGRAM_PROMOTION_MAX_CANDIDATES", default=20)
+PROMOTION_WINDOW_MAX_TURNS = env.int("ENGRAM_PROMOTION_WINDOW_MAX_TURNS", default=60)
+PROMOTION_WINDOW_MAX_CHARS = env.int("ENGRAM_PROMOTION_WINDOW_MAX_CHARS", default=24_000)
+# Compiles per tenant per hour (LLM spend bound), counting completed and in-flight jobs.
+PROMOTION_BUDGET_PER_HOUR = env.int("ENGRAM_PROMOTION_BUDGET_PER_HOUR", default=60)
+# A paraphrase at or above this cosine similarity supersedes the prior *promoted* row.
+PROMOTION_NEAR_DUPLICATE_THRESHOLD = env.float(
+    "ENGRAM_PROMOTION_NEAR_DUPLICATE_THRESHOLD", default=0.9
+)
+# Sweep: every interval, promote sessions whose last turn is older than the idle delay and
+# that are still inside the window (oldest-active first, bounded per run).
+# Invariant (asserted at start-up): interval < window < session TTL.
+PROMOTION_SWEEP_INTERVAL_SECONDS = env.int("ENGRAM_PROMOTION_SWEEP_INTERVAL_SECONDS", default=3_600)
+PROMOTION_SWEEP_WINDOW_SECONDS = env.int("ENGRAM_PROMOTION_SWEEP_WINDOW_SECONDS", default=6 * 3_600)
+PROMOTION_SWEEP_IDLE_SECONDS = env.int("ENGRAM_PROMOTION_SWEEP_IDLE_SECONDS", default=15 * 60)
+PROMOTION_SWEEP_MAX_SESSIONS = env.int("ENGRAM_PROMOTION_SWEEP_MAX_SESSIONS", default=200)
+# The session TTL the invariant is checked against: the default TTL clients are told to use.
+SESSION_DEFAULT_TTL_SECONDS = env.int("ENGRAM_SESSION_DEFAULT_TTL_SECONDS", default=24 * 3_600)

@@ -1,0 +1,27 @@
+"""Embedding and LLM providers (docs/embeddings.md, docs/configuration.md)."""
+
+from config.env import env
+
+# One deployment pins one dimension (DESIGN §3).
+EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
+EMBEDDING_PROVIDER = env.str("ENGRAM_EMBEDDING_PROVIDER", default="local")
+LLM_PROVIDER = env.str("ENGRAM_LLM_PROVIDER", default="heuristic")
+LOCAL_EMBEDDING_THREADS = env.int("ENGRAM_LOCAL_EMBEDDING_THREADS", default=2)
+EMBEDDING_MODEL = env.str("ENGRAM_EMBEDDING_MODEL", default="")
+EMBEDDING_BASE_URL = env.str("ENGRAM_EMBEDDING_BASE_URL", default="")
+EMBEDDING_API_KEY = env.str("ENGRAM_EMBEDDING_API_KEY", default="")
+LLM_MODEL = env.str("ENGRAM_LLM_MODEL", default="")
+LLM_BASE_URL = env.str("ENGRAM_LLM_BASE_URL", default="")
+LLM_API_KEY = env.str("ENGRAM_LLM_API_KEY", default="")
+
+# Provider secrets are encrypted at rest with a key derived from this value.
+ENGRAM_ENCRYPTION_KEY = env.str("ENGRAM_ENCRYPTION_KEY", default="")
+
+# Circuit breaker around provider calls.
+PROVIDER_BREAKER_FAILURE_THRESHOLD = env.int("ENGRAM_BREAKER_FAILURES", default=5)
+PROVIDER_BREAKER_RESET_SECONDS = env.int("ENGRAM_BREAKER_RESET_SECONDS", default=30)
+PROVIDER_HTTP_TIMEOUT_SECONDS = env.float("ENGRAM_PROVIDER_TIMEOUT_SECONDS", default=20.0)
+
+# The background embedding pipeline (memories and articles alike).
+EMBEDDING_BATCH_SIZE = env.int("ENGRAM_EMBEDDING_BATCH_SIZE", default=64)
+EMBEDDING_RETRY_COUNTDOWN_SECONDS = env.int("ENGRAM_EMBEDDING_RETRY_SECONDS", default=30)

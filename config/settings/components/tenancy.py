@@ -1,0 +1,15 @@
+"""API keys and write safety (apps/tenancy; docs/memory.md, "Retry-safe writes")."""
+
+from config.env import env
+
+# A key's first response is replayed for this long; a claim still unanswered after the lease
+# (its request crashed) may be taken over by a retry, so the lease must exceed the slowest write.
+IDEMPOTENCY_TTL_SECONDS = env.int("ENGRAM_IDEMPOTENCY_TTL_SECONDS", default=24 * 3600)
+IDEMPOTENCY_LEASE_SECONDS = env.int("ENGRAM_IDEMPOTENCY_LEASE_SECONDS", default=600)
+IDEMPOTENCY_PRUNE_INTERVAL_SECONDS = env.int(
+    "ENGRAM_IDEMPOTENCY_PRUNE_INTERVAL_SECONDS", default=3600
+)
+
+# How long a web process may authenticate a key from memory: the bound on how long a
+# revocation or a tenant halt made elsewhere takes to reach it. 0 disables the cache.
+API_KEY_CACHE_SECONDS = env.int("ENGRAM_API_KEY_CACHE_SECONDS", default=5)
