@@ -9,11 +9,14 @@ export ENGRAM_DATA_DIR ?= $(CURDIR)/.data
 
 .PHONY: run test test-scale lint format migrate venv clean-data stop-db bench
 
-$(STAMP): requirements/base.txt requirements/local.txt requirements/constraints.txt pyproject.toml
+CLIENT := clients/python
+
+$(STAMP): requirements/base.txt requirements/local.txt requirements/constraints.txt pyproject.toml $(CLIENT)/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements/local.txt
 	$(BIN)/pip install --quiet --no-deps -e .
+	$(BIN)/pip install --quiet --no-deps -e ./$(CLIENT)
 	touch $(STAMP)
 
 venv: $(STAMP)

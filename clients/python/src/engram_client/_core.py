@@ -1,0 +1,490 @@
+"""What the sync and async clients share: configuration, the request each operation makes,
+the retry policy and how a response becomes a model or an :class:`EngramError`.
+
+Each API operation is a function returning a :class:`Call` (method, path, body, parser), so
+``Engram`` and ``AsyncEngram`` differ only in how they send it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, Generic, Literal, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, Field
+
+from engram_client.errors import EngramError, RateLimitedError, error_for_status
+from engram_client.models import (
+    ArticleProposal,
+    GraduationResult,
+    KnowledgeContext,
+    KnowledgeSearch,
+    Memory,
+    MemoryPage,
+    MemoryRecall,
+    MergedRecall,
+    Project,
+    PromotionResult,
+    RecallReferenced,
+    SessionHistory,
+    SessionTurn,
+    Whoami,
+)
+
+__version__ = "0.1.0"
+
+DEFAULT_API_URL = "http://127.0.0.1:8000"
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_MAX_RETRIES = 3
+#: The session tier's lifetime when a caller names none (the server requires one).
+DEFAULT_SESSION_TTL_SECONDS = 24 * 3600
+#: The largest page ``GET /memory`` serves; ``memories()`` walks pages of this size.
+MEMORY_PAGE_MAX = 200
+SESSION_PAGE_MAX = 1000
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IMPERSONATION_HEADER = "X-Impersonate-Tenant"
+#: Statuses worth retrying: the request was refused before anything was written.
+RETRY_STATUSES = frozenset({429, 503})
+#: A 409 with this code means "your first attempt is still running": wait and ask again.
+IN_PROGRESS_CODE = "idempotency_key_in_progress"
+#: Failures where the request may or may not have reached Engram; a write is still safe to
+#: resend because it carries the same Idempotency-Key.
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (
+    httpx.NetworkError,
+    httpx.TimeoutException,
+    httpx.RemoteProtocolError,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """How a client reaches Engram. Unset values come from the environment."""
+
+    base_url: str
+    api_key: str
+    impersonate_tenant: str = ""
+    timeout: float = DEFAULT_TIMEOUT_SECONDS
+    max_retries: int = DEFAULT_MAX_RETRIES
+    #: First backoff (seconds) when the server gives no Retry-After; doubles per attempt.
+    backoff_base: float = 0.5
+    backoff_max: float = 8.0
+    #: A Retry-After longer than this is not waited for: the error is raised at once.
+    max_retry_wait: float = 60.0
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        impersonate_tenant: str | None,
+        **overrides: Any,
+    ) -> ClientOptions:
+        url = base_url if base_url is not None else os.environ.get("ENGRAM_API_URL", "")
+        key = api_key if api_key is not None else os.environ.get("ENGRAM_API_KEY", "")
+        tenant = (
+            impersonate_tenant
+            if impersonate_tenant is not None
+            else os.environ.get("ENGRAM_IMPERSONATE_TENANT", "")
+        )
+        return cls(
+            base_url=url.strip().rstrip("/") or DEFAULT_API_URL,
+            api_key=key.strip(),
+            impersonate_tenant=tenant.strip(),
+            **{name: value for name, value in overrides.items() if value is not None},
+        )
+
+    def headers(self) -> dict[str, str]:
+        headers = {"User-Agent": f"engram-client/{__version__}", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        if self.impersonate_tenant:
+            headers[IMPERSONATION_HEADER] = self.impersonate_tenant
+        return headers
+
+    def with_overrides(
+        self, *, api_key: str | None = None, impersonate_tenant: str | None = None
+    ) -> ClientOptions:
+        options = self
+        if api_key is not None:
+            options = replace(options, api_key=api_key.strip())
+        if impersonate_tenant is not None:
+            options = replace(options, impersonate_tenant=impersonate_tenant.strip())
+        return options
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One API request and how to read its 2xx body."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    json: Any = None
+    params: Mapping[str, Any] | None = None
+    #: Writes carry an Idempotency-Key, minted once and reused by every retry of this call.
+    idempotency_key: str | None = field(default=None)
+
+    def request_headers(self) -> dict[str, str]:
+        return {IDEMPOTENCY_HEADER: self.idempotency_key} if self.idempotency_key else {}
+
+    def query(self) -> dict[str, Any] | None:
+        if not self.params:
+            return None
+        clean = {
+            name: (str(value).lower() if isinstance(value, bool) else str(value))
+            for name, value in self.params.items()
+            if value is not None
+        }
+        return clean or None
+
+
+def _write(method: str, path: str, parse: Callable[[Any], T], json: Any = None) -> Call[T]:
+    return Call(method, path, parse, json=json, idempotency_key=str(uuid.uuid4()))
+
+
+def _segment(value: object) -> str:
+    """A path segment that cannot reshape the URL, whatever the caller passed."""
+    return quote(str(value), safe="")
+
+
+def _body(**fields: Any) -> dict[str, Any]:
+    return {
+        name: (str(value) if isinstance(value, uuid.UUID) else value)
+        for name, value in fields.items()
+        if value is not None
+    }
+
+
+def _data(model: type[BaseModel]) -> Callable[[Any], Any]:
+    return lambda body: model.model_validate(body["data"])
+
+
+def _whole(model: type[BaseModel]) -> Callable[[Any], Any]:
+    return model.model_validate
+
+
+# ----------------------------------------------------------------------------- write inputs
+
+
+class NewMemory(BaseModel):
+    """A long-term memory to write (``remember_many``)."""
+
+    text: str
+    context: str | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    project_id: str | None = None
+    confidence: float | None = None
+
+    def item(self) -> dict[str, Any]:
+        return {"tier": "long_term", **self.model_dump(exclude_none=True)}
+
+
+class NewTurn(BaseModel):
+    """A session turn to append (``remember_many``, ``session_append``)."""
+
+    session_id: str
+    content: str
+    role: Literal["user", "assistant", "system", "fact"] = "user"
+    metadata: dict[str, Any] | None = None
+    ttl_seconds: int | None = Field(default=None, ge=1)
+    expires_at: datetime | None = None
+
+    def item(self) -> dict[str, Any]:
+        item = {"tier": "session", **self.model_dump(mode="json", exclude_none=True)}
+        if self.ttl_seconds is None and self.expires_at is None:
+            item["ttl_seconds"] = DEFAULT_SESSION_TTL_SECONDS
+        return item
+
+
+def _written(item: Any) -> Memory | SessionTurn:
+    if isinstance(item, dict) and item.get("tier") == "session":
+        return SessionTurn.model_validate(item)
+    return Memory.model_validate(item)
+
+
+# ----------------------------------------------------------------------------- operations
+
+
+def whoami() -> Call[Whoami]:
+    return Call("GET", "/api/v1/tenancy/whoami", _data(Whoami))
+
+
+def remember(
+    text: str,
+    *,
+    context: str | None,
+    tags: Sequence[str] | None,
+    metadata: Mapping[str, Any] | None,
+    project_id: str | uuid.UUID | None,
+    confidence: float | None,
+    supersedes: str | uuid.UUID | None,
+) -> Call[Memory]:
+    body = _body(
+        text=text,
+        context=context,
+        tags=None if tags is None else list(tags),
+        metadata=None if metadata is None else dict(metadata),
+        project_id=project_id,
+        confidence=confidence,
+        supersedes=supersedes,
+    )
+    return _write("POST", "/api/v1/memory", _data(Memory), body)
+
+
+def remember_many(items: Sequence[NewMemory | NewTurn | str]) -> Call[list[Memory | SessionTurn]]:
+    payload = [
+        NewMemory(text=item).item() if isinstance(item, str) else item.item() for item in items
+    ]
+    return _write(
+        "POST",
+        "/api/v1/memory/batch",
+        lambda body: [_written(item) for item in body["data"]],
+        {"items": payload},
+    )
+
+
+def session_append(turn: NewTurn) -> Call[SessionTurn]:
+    return _write("POST", "/api/v1/memory", _data(SessionTurn), turn.item())
+
+
+def session_history(session_id: str, *, limit: int, offset: int) -> Call[SessionHistory]:
+    return Call(
+        "GET",
+        f"/api/v1/memory/sessions/{_segment(session_id)}",
+        _whole(SessionHistory),
+        params={"limit": limit, "offset": offset},
+    )
+
+
+def recall(
+    query: str,
+    *,
+    limit: int | None,
+    project_id: str | uuid.UUID | None,
+    include_superseded: bool,
+    mode: str | None,
+) -> Call[MemoryRecall]:
+    body = _body(
+        query=query,
+        limit=limit,
+        project_id=project_id,
+        include_superseded=include_superseded,
+        mode=mode,
+    )
+    return Call("POST", "/api/v1/memory/recall", _whole(MemoryRecall), json=body)
+
+
+def list_memories(
+    *,
+    limit: int,
+    offset: int,
+    project_id: str | uuid.UUID | None,
+    source: str | None,
+    include_superseded: bool,
+    all_subjects: bool,
+) -> Call[MemoryPage]:
+    params = {
+        "limit": limit,
+        "offset": offset,
+        "project_id": project_id,
+        "source": source,
+        "include_superseded": include_superseded,
+        "all_subjects": all_subjects or None,
+    }
+    return Call("GET", "/api/v1/memory", _whole(MemoryPage), params=params)
+
+
+def forget(memory_id: str | uuid.UUID) -> Call[None]:
+    return _write("DELETE", f"/api/v1/memory/{_segment(memory_id)}", lambda _body: None)
+
+
+def promote(session_id: str) -> Call[PromotionResult]:
+    return _write(
+        "POST", "/api/v1/memory/promote", _data(PromotionResult), {"session_id": session_id}
+    )
+
+
+def graduate(memory_id: str | uuid.UUID, *, re_scope: str | None) -> Call[GraduationResult]:
+    body = _body(memory_id=str(memory_id), re_scope=re_scope)
+    return _write("POST", "/api/v1/memory/graduate", _data(GraduationResult), body)
+
+
+def recall_context(
+    query: str,
+    *,
+    limit: int | None,
+    project_id: str | uuid.UUID | None,
+    session_id: str | None,
+) -> Call[MergedRecall]:
+    body = _body(query=query, limit=limit, project_id=project_id, session_id=session_id)
+    return Call("POST", "/api/v1/recall", _whole(MergedRecall), json=body)
+
+
+def referenced(
+    recall_id: str | uuid.UUID, article_ids: Sequence[str | uuid.UUID]
+) -> Call[RecallReferenced]:
+    return _write(
+        "POST",
+        f"/api/v1/recall/{_segment(recall_id)}/referenced",
+        _data(RecallReferenced),
+        {"article_ids": [str(article_id) for article_id in article_ids]},
+    )
+
+
+def resolve_project(*, repo_url: str | None, slug: str | None, name: str | None) -> Call[Project]:
+    params = {"repo_url": repo_url, "slug": slug, "name": name}
+    return Call("GET", "/api/v1/projects/resolve", _data(Project), params=params)
+
+
+def knowledge_search(
+    query: str,
+    *,
+    limit: int | None,
+    project_id: str | uuid.UUID | None,
+    session_id: str | None,
+) -> Call[KnowledgeSearch]:
+    body = _body(query=query, limit=limit, project_id=project_id, session_id=session_id)
+    return Call("POST", "/api/v1/knowledge/search", _whole(KnowledgeSearch), json=body)
+
+
+def knowledge_context(
+    query: str, *, limit: int | None, project_id: str | uuid.UUID | None
+) -> Call[KnowledgeContext]:
+    params = {"query": query, "limit": limit, "project_id": project_id}
+    return Call("GET", "/api/v1/knowledge/context", _whole(KnowledgeContext), params=params)
+
+
+def knowledge_create(
+    *,
+    title: str,
+    body: str,
+    category: str,
+    tags: Sequence[str] | None,
+    project_id: str | uuid.UUID | None,
+    visibility: str | None,
+) -> Call[ArticleProposal]:
+    payload = _body(
+        title=title,
+        body=body,
+        category=category,
+        tags=None if tags is None else list(tags),
+        project_id=project_id,
+        visibility=visibility,
+    )
+    return _write("POST", "/api/v1/knowledge/articles", _data(ArticleProposal), payload)
+
+
+def raw(method: str, path: str, *, json: Any, params: Mapping[str, Any] | None) -> Call[Any]:
+    """Any endpoint, its decoded JSON body returned as is; writes still get a key."""
+    method = method.upper()
+    if method in {"POST", "PUT", "PATCH", "DELETE"}:
+        return Call(
+            method,
+            path,
+            lambda body: body,
+            json=json,
+            params=params,
+            idempotency_key=str(uuid.uuid4()),
+        )
+    return Call(method, path, lambda body: body, json=json, params=params)
+
+
+# ----------------------------------------------------------------------------- responses
+
+
+def retry_after_seconds(response: httpx.Response) -> float | None:
+    """``Retry-After`` as seconds: delta-seconds or an HTTP date; None when absent or bad."""
+    value = response.headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def backoff_seconds(options: ClientOptions, attempt: int) -> float:
+    """Exponential backoff with jitter (half to full), for retries without a server hint."""
+    ceiling = min(options.backoff_max, options.backoff_base * (2.0**attempt))
+    return ceiling * (0.5 + random.random() / 2)  # noqa: S311 - jitter, not security
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    return str(error.get("code")) if isinstance(error, dict) and "code" in error else None
+
+
+def retry_delay(options: ClientOptions, response: httpx.Response, attempt: int) -> float | None:
+    """How long to wait before resending, or None when this response is final."""
+    if attempt >= options.max_retries:
+        return None
+    retryable = response.status_code in RETRY_STATUSES or (
+        response.status_code == 409 and _error_code(response) == IN_PROGRESS_CODE
+    )
+    if not retryable:
+        return None
+    hinted = retry_after_seconds(response)
+    if hinted is None:
+        return backoff_seconds(options, attempt)
+    return hinted if hinted <= options.max_retry_wait else None
+
+
+def transport_delay(options: ClientOptions, attempt: int) -> float | None:
+    return None if attempt >= options.max_retries else backoff_seconds(options, attempt)
+
+
+def connection_error(options: ClientOptions, exc: Exception) -> EngramError:
+    from engram_client.errors import EngramConnectionError
+
+    return EngramConnectionError(
+        f"could not reach Engram at {options.base_url}: {exc}", code="engram_unreachable"
+    )
+
+
+def parse_response(call: Call[T], response: httpx.Response) -> T:
+    """The call's model for a 2xx response; the matching :class:`EngramError` otherwise."""
+    if response.is_success:
+        if response.status_code == 204 or not response.content:
+            return call.parse(None)
+        return call.parse(response.json())
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    details = error.get("details") if isinstance(error.get("details"), dict) else {}
+    code = str(error.get("code") or f"http_{response.status_code}")
+    message = str(error.get("message") or response.reason_phrase)
+    error_class = error_for_status(response.status_code)
+    if error_class is RateLimitedError:
+        raise RateLimitedError(
+            message,
+            code=code,
+            status=response.status_code,
+            details=details,
+            retry_after=retry_after_seconds(response),
+        )
+    raise error_class(message, code=code, status=response.status_code, details=details)

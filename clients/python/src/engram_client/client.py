@@ -1,0 +1,374 @@
+"""``Engram``: the synchronous client."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+import httpx
+
+from engram_client import _core
+from engram_client._core import ClientOptions, NewMemory, NewTurn
+from engram_client.models import (
+    ArticleProposal,
+    GraduationResult,
+    KnowledgeContext,
+    KnowledgeSearch,
+    Memory,
+    MemoryPage,
+    MemoryRecall,
+    MergedRecall,
+    Project,
+    PromotionResult,
+    RecallReferenced,
+    SessionHistory,
+    SessionTurn,
+    Whoami,
+)
+
+T = TypeVar("T")
+Role = Literal["user", "assistant", "system", "fact"]
+
+
+class Engram:
+    """A client for one API key. Scope (tenant, subject) is the key's: no call takes it.
+
+    Arguments left out come from ``ENGRAM_API_URL`` (default ``http://127.0.0.1:8000``),
+    ``ENGRAM_API_KEY`` and, for a superadmin key, ``ENGRAM_IMPERSONATE_TENANT``. Every write
+    carries a fresh ``Idempotency-Key`` that its retries reuse, so a retried write is stored
+    once. 429 and 503 are retried up to ``max_retries`` times, waiting ``Retry-After``.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        impersonate_tenant: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        backoff_base: float | None = None,
+        max_retry_wait: float | None = None,
+        transport: httpx.BaseTransport | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        self.options = ClientOptions.resolve(
+            base_url=base_url,
+            api_key=api_key,
+            impersonate_tenant=impersonate_tenant,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            max_retry_wait=max_retry_wait,
+        )
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.Client(
+            base_url=self.options.base_url, timeout=self.options.timeout, transport=transport
+        )
+
+    @property
+    def base_url(self) -> str:
+        return self.options.base_url
+
+    def with_options(
+        self, *, api_key: str | None = None, impersonate_tenant: str | None = None
+    ) -> Engram:
+        """The same client (same connection pool) acting with another key or tenant."""
+        clone = object.__new__(Engram)
+        clone.options = self.options.with_overrides(
+            api_key=api_key, impersonate_tenant=impersonate_tenant
+        )
+        clone._owns_http = False
+        clone._http = self._http
+        return clone
+
+    def close(self) -> None:
+        if self._owns_http:
+            self._http.close()
+
+    def __enter__(self) -> Engram:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------- sending
+
+    def _send(self, call: _core.Call[T]) -> T:
+        headers = {**self.options.headers(), **call.request_headers()}
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    call.method,
+                    f"{self.options.base_url}{call.path}",
+                    json=call.json,
+                    params=call.query(),
+                    headers=headers,
+                )
+            except _core.TRANSPORT_ERRORS as exc:
+                delay = _core.transport_delay(self.options, attempt)
+                if delay is None:
+                    raise _core.connection_error(self.options, exc) from exc
+            else:
+                delay = _core.retry_delay(self.options, response, attempt)
+                if delay is None:
+                    return _core.parse_response(call, response)
+            time.sleep(delay)
+            attempt += 1
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Any endpoint by path (``/api/v1/...``): its decoded JSON body, or None for 204."""
+        return self._send(_core.raw(method, path, json=json, params=params))
+
+    # ------------------------------------------------------------------------- memory
+
+    def whoami(self) -> Whoami:
+        return self._send(_core.whoami())
+
+    def remember(
+        self,
+        text: str,
+        *,
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        project_id: str | uuid.UUID | None = None,
+        confidence: float | None = None,
+        supersedes: str | uuid.UUID | None = None,
+    ) -> Memory:
+        """Write one long-term memory (embedded in the background; keyword-findable at once).
+
+        ``supersedes`` names one of your live memories this one replaces.
+        """
+        return self._send(
+            _core.remember(
+                text,
+                context=context,
+                tags=tags,
+                metadata=metadata,
+                project_id=project_id,
+                confidence=confidence,
+                supersedes=supersedes,
+            )
+        )
+
+    def remember_many(
+        self, items: Sequence[NewMemory | NewTurn | str]
+    ) -> list[Memory | SessionTurn]:
+        """Write up to 500 memories and/or session turns, all or nothing, in one request."""
+        return self._send(_core.remember_many(items))
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        project_id: str | uuid.UUID | None = None,
+        include_superseded: bool = False,
+        mode: Literal["semantic", "keyword", "hybrid"] | None = None,
+    ) -> MemoryRecall:
+        """Your memories for ``query``, best first (``.hits``: each ``.memory`` and ``.score``)."""
+        return self._send(
+            _core.recall(
+                query,
+                limit=limit,
+                project_id=project_id,
+                include_superseded=include_superseded,
+                mode=mode,
+            )
+        )
+
+    def list_memories(
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        project_id: str | uuid.UUID | None = None,
+        source: Literal["explicit", "promoted"] | None = None,
+        include_superseded: bool = False,
+        all_subjects: bool = False,
+    ) -> MemoryPage:
+        """One page of your memories, newest first (``all_subjects`` for a superadmin)."""
+        return self._send(
+            _core.list_memories(
+                limit=limit,
+                offset=offset,
+                project_id=project_id,
+                source=source,
+                include_superseded=include_superseded,
+                all_subjects=all_subjects,
+            )
+        )
+
+    def memories(
+        self,
+        *,
+        project_id: str | uuid.UUID | None = None,
+        source: Literal["explicit", "promoted"] | None = None,
+        include_superseded: bool = False,
+        all_subjects: bool = False,
+        page_size: int = _core.MEMORY_PAGE_MAX,
+    ) -> Iterator[Memory]:
+        """Every memory ``list_memories`` would page through, fetched page by page."""
+        offset = 0
+        while True:
+            page = self.list_memories(
+                limit=page_size,
+                offset=offset,
+                project_id=project_id,
+                source=source,
+                include_superseded=include_superseded,
+                all_subjects=all_subjects,
+            )
+            yield from page.data
+            offset += len(page.data)
+            if not page.data or offset >= page.meta.total_count:
+                return
+
+    def forget(self, memory_id: str | uuid.UUID) -> None:
+        """Delete one of your memories (and the versions it superseded)."""
+        self._send(_core.forget(memory_id))
+
+    # ------------------------------------------------------------------------- sessions
+
+    def session_append(
+        self,
+        session_id: str,
+        content: str,
+        *,
+        role: Role = "user",
+        metadata: Mapping[str, Any] | None = None,
+        ttl_seconds: int | None = None,
+        expires_at: datetime | None = None,
+    ) -> SessionTurn:
+        """Append one turn to a session (24 h TTL unless ``ttl_seconds``/``expires_at``)."""
+        turn = NewTurn(
+            session_id=session_id,
+            content=content,
+            role=role,
+            metadata=None if metadata is None else dict(metadata),
+            ttl_seconds=ttl_seconds,
+            expires_at=expires_at,
+        )
+        return self._send(_core.session_append(turn))
+
+    def session_history(
+        self, session_id: str, *, limit: int = 200, offset: int = 0
+    ) -> SessionHistory:
+        """One page of a session's turns, in append order."""
+        return self._send(_core.session_history(session_id, limit=limit, offset=offset))
+
+    def session_turns(self, session_id: str) -> Iterator[SessionTurn]:
+        """Every turn of a session, in append order."""
+        offset = 0
+        while True:
+            page = self.session_history(session_id, limit=_core.SESSION_PAGE_MAX, offset=offset)
+            yield from page.data
+            offset += len(page.data)
+            if not page.data or offset >= page.meta.total_count:
+                return
+
+    def promote(self, session_id: str) -> PromotionResult:
+        """Compile a finished session into long-term memories, in the background."""
+        return self._send(_core.promote(session_id))
+
+    def graduate(
+        self, memory_id: str | uuid.UUID, *, re_scope: Literal["global"] | None = None
+    ) -> GraduationResult:
+        """Graduate one of your memories into an (owner-visible) knowledge article."""
+        return self._send(_core.graduate(memory_id, re_scope=re_scope))
+
+    # ------------------------------------------------------------------------- merged recall
+
+    def recall_context(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        project_id: str | uuid.UUID | None = None,
+        session_id: str | None = None,
+    ) -> MergedRecall:
+        """Memory ∪ knowledge for ``query`` in one ranked list; keep ``meta.recall_id``."""
+        return self._send(
+            _core.recall_context(query, limit=limit, project_id=project_id, session_id=session_id)
+        )
+
+    def referenced(
+        self, recall_id: str | uuid.UUID, article_ids: Sequence[str | uuid.UUID]
+    ) -> RecallReferenced:
+        """Report which knowledge items of a ``recall_context`` you used."""
+        return self._send(_core.referenced(recall_id, article_ids))
+
+    # ------------------------------------------------------------------------- projects, knowledge
+
+    def resolve_project(
+        self,
+        *,
+        repo_url: str | None = None,
+        slug: str | None = None,
+        name: str | None = None,
+    ) -> Project:
+        """The project for a repository, slug or name (precedence slug > repo_url > name)."""
+        return self._send(_core.resolve_project(repo_url=repo_url, slug=slug, name=name))
+
+    def knowledge_search(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        project_id: str | uuid.UUID | None = None,
+        session_id: str | None = None,
+    ) -> KnowledgeSearch:
+        """Search the tenant's shared knowledge base (summaries and snippets)."""
+        return self._send(
+            _core.knowledge_search(query, limit=limit, project_id=project_id, session_id=session_id)
+        )
+
+    def knowledge_context(
+        self,
+        query: str = "",
+        *,
+        limit: int | None = None,
+        project_id: str | uuid.UUID | None = None,
+    ) -> KnowledgeContext:
+        """The deep read: the top articles with full bodies, plus the articles they link to."""
+        return self._send(_core.knowledge_context(query, limit=limit, project_id=project_id))
+
+    def knowledge_create(
+        self,
+        title: str,
+        body: str,
+        category: Literal["pattern", "decision", "finding", "reference"],
+        *,
+        tags: Sequence[str] | None = None,
+        project_id: str | uuid.UUID | None = None,
+        visibility: Literal["tenant", "owner"] | None = None,
+    ) -> ArticleProposal:
+        """Write an article through the novelty gate (``.verdict`` says what happened)."""
+        return self._send(
+            _core.knowledge_create(
+                title=title,
+                body=body,
+                category=category,
+                tags=tags,
+                project_id=project_id,
+                visibility=visibility,
+            )
+        )
