@@ -1,8 +1,9 @@
 """`engram-mcp`: Engram's MCP server, over stdio (for a harness to spawn) or streamable HTTP.
 
 Built on the official MCP Python SDK (``MCPServer``). The tools live in :mod:`apps.mcp.tools`
-and reach Engram over its HTTP API only, configured by ``ENGRAM_API_URL`` and
-``ENGRAM_API_KEY``.
+and reach Engram over its HTTP API only, through the Python client (``engram_client``),
+configured by ``ENGRAM_API_URL`` and ``ENGRAM_API_KEY``. An operator's server runs with a
+superadmin key and ``ENGRAM_IMPERSONATE_TENANT`` naming the tenant it oversees.
 
 Scope-blindness has two layers. No tool declares a tenant or subject parameter, and every
 tool's input schema says ``additionalProperties: false``, which the server enforces: a call
@@ -24,14 +25,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, cast
 
-import httpx
+from engram_client import Engram
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict, ValidationError
 from typing_extensions import override
 
-from apps.mcp.client import EngramClient, EngramClientConfig
 from apps.mcp.tools import INSTRUCTIONS, TOOLS, EngramState, ToolSpec, tool_error
 
 SERVER_NAME = "engram"
@@ -94,25 +94,17 @@ def _closed_tool(spec: ToolSpec) -> ClosedTool:
     return ClosedTool(**fields)
 
 
-def _lifespan(config: EngramClientConfig, transport: httpx.BaseTransport | None) -> Lifespan:
+def _lifespan(engram: Engram) -> Lifespan:
     @asynccontextmanager
     async def lifespan(_server: MCPServer[EngramState]) -> AsyncIterator[EngramState]:
-        client = EngramClient(config, transport=transport)
-        try:
-            yield EngramState(client=client)
-        finally:
-            client.close()
+        yield EngramState(engram=engram)
 
     return lifespan
 
 
-def build_server(
-    config: EngramClientConfig, *, transport: httpx.BaseTransport | None = None
-) -> MCPServer[EngramState]:
-    """The MCP server, its tools calling the Engram API that ``config`` names.
-
-    ``transport`` replaces httpx's network transport (tests record what would be sent).
-    """
+def build_server(engram: Engram) -> MCPServer[EngramState]:
+    """The MCP server, its tools calling the Engram API through ``engram`` (owned by the
+    caller, who closes it)."""
     return MCPServer(
         SERVER_NAME,
         title="Engram",
@@ -120,15 +112,15 @@ def build_server(
         instructions=INSTRUCTIONS,
         version=SERVER_VERSION,
         tools=[_closed_tool(spec) for spec in TOOLS],
-        lifespan=_lifespan(config, transport),
+        lifespan=_lifespan(engram),
     )
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="engram-mcp",
-        description="Engram's MCP server. Reads ENGRAM_API_URL (default http://127.0.0.1:8000) "
-        "and ENGRAM_API_KEY.",
+        description="Engram's MCP server. Reads ENGRAM_API_URL (default http://127.0.0.1:8000), "
+        "ENGRAM_API_KEY and, for an operator's superadmin key, ENGRAM_IMPERSONATE_TENANT.",
     )
     parser.add_argument(
         "--transport",
@@ -144,21 +136,23 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
-    try:
-        # Over HTTP each caller may bring its own key, so the configured one is optional.
-        config = EngramClientConfig.from_env(require_key=args.transport == "stdio")
-    except RuntimeError as exc:
-        sys.stderr.write(f"engram-mcp: {exc}\n")
+    engram = Engram()
+    # Over HTTP each caller may bring its own key, so the configured one is optional.
+    if args.transport == "stdio" and not engram.options.api_key:
+        sys.stderr.write("engram-mcp: ENGRAM_API_KEY is not set\n")
         return 2
-    server = build_server(config)
+    server = build_server(engram)
     # httpx logs every API request at INFO; the SDK's own log (stderr) is enough.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    if args.transport == "http":
-        server.run(
-            "streamable-http", host=args.host, port=args.port, streamable_http_path=args.path
-        )
-    else:
-        server.run("stdio")
+    try:
+        if args.transport == "http":
+            server.run(
+                "streamable-http", host=args.host, port=args.port, streamable_http_path=args.path
+            )
+        else:
+            server.run("stdio")
+    finally:
+        engram.close()
     return 0
 
 

@@ -6,10 +6,11 @@ passes ``{"session_id", "transcript_path", ...}`` as JSON on stdin. The hook:
 1. reads the transcript (Claude Code JSONL, or a plain JSON list of ``{role, content}``),
 2. asks Engram how many of this session's turns it already holds and uploads only the rest
    (the transcript and the session tier are both append-only), and
-3. calls ``POST /api/v1/memory/promote``.
+3. asks Engram to promote the session (the client's ``promote``).
 
 Re-firing is idempotent: nothing new is uploaded, and promotion answers ``unchanged``
-without an LLM call. Scope is the configured key's (``ENGRAM_API_KEY``); the hook never sends
+without an LLM call; each upload also carries the client's Idempotency-Key, so a retried
+batch is stored once. Scope is the configured key's (``ENGRAM_API_KEY``); the hook never sends
 a tenant or subject. Exit status: 0 on success, 1 on failure (non-blocking for Claude Code).
 """
 
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from apps.mcp.client import EngramApiError, EngramClient, EngramClientConfig
+from engram_client import Engram, EngramError, NewTurn
 
 BATCH_SIZE = 500
 CONTENT_MAX_BYTES = 100 * 1024
@@ -75,26 +76,27 @@ def read_transcript(path: Path) -> list[dict[str, str]]:
 
 
 def upload_and_promote(
-    client: EngramClient, *, session_id: str, turns: list[dict[str, str]], ttl_seconds: int
+    engram: Engram, *, session_id: str, turns: list[dict[str, str]], ttl_seconds: int
 ) -> dict[str, Any]:
-    held = client.request("GET", f"/api/v1/memory/sessions/{session_id}", params={"limit": 1})[
-        "meta"
-    ]["total_count"]
+    held = engram.session_history(session_id, limit=1).meta.total_count
     new_turns = turns[held:]
     for start in range(0, len(new_turns), BATCH_SIZE):
-        items = [
-            {
-                "tier": "session",
-                "session_id": session_id,
-                "role": turn["role"],
-                "content": turn["content"],
-                "ttl_seconds": ttl_seconds,
-            }
-            for turn in new_turns[start : start + BATCH_SIZE]
-        ]
-        client.request("POST", "/api/v1/memory/batch", json={"items": items})
-    promoted = client.request("POST", "/api/v1/memory/promote", json={"session_id": session_id})
-    return {"uploaded": len(new_turns), "promotion": promoted["data"]}
+        engram.remember_many(
+            [
+                NewTurn(
+                    session_id=session_id,
+                    role=turn["role"],
+                    content=turn["content"],
+                    ttl_seconds=ttl_seconds,
+                )
+                for turn in new_turns[start : start + BATCH_SIZE]
+            ]
+        )
+    promoted = engram.promote(session_id)
+    return {
+        "uploaded": len(new_turns),
+        "promotion": promoted.model_dump(mode="json", exclude_unset=True),
+    }
 
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -108,14 +110,13 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
             raise ValueError("stdin must carry session_id and transcript_path")
         turns = read_transcript(Path(transcript_path).expanduser())
         ttl = int(os.environ.get("ENGRAM_SESSION_TTL_SECONDS", DEFAULT_TTL_SECONDS))
-        client = EngramClient(EngramClientConfig.from_env())
-        try:
+        with Engram() as engram:
+            if not engram.options.api_key:
+                raise RuntimeError("ENGRAM_API_KEY is not set")
             summary = upload_and_promote(
-                client, session_id=session_id, turns=turns, ttl_seconds=ttl
+                engram, session_id=session_id, turns=turns, ttl_seconds=ttl
             )
-        finally:
-            client.close()
-    except EngramApiError as exc:
+    except EngramError as exc:
         sys.stderr.write(f"engram-promote-hook: {exc.code}: {exc.message}\n")
         return 1
     except (OSError, ValueError, RuntimeError) as exc:

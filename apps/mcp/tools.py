@@ -1,9 +1,10 @@
-"""The agent tools: one thin HTTP call each, described so an agent knows which layer to use.
+"""The agent tools: one client call each, described so an agent knows which layer to use.
 
-Every tool talks to Engram's HTTP API through :class:`apps.mcp.client.EngramClient` (DESIGN §1:
-never the ORM). None takes a tenant or subject: scope is whatever the API key says, so a
-cross-scope call cannot even be written down. ``project_id`` is the one caller-supplied scope,
-and it is a partition of the caller's own memories, not an isolation boundary.
+Every tool talks to Engram's HTTP API through the Python client, :class:`engram_client.Engram`
+(DESIGN §1: never the ORM; DESIGN §10: the one HTTP client). None takes a tenant or subject:
+scope is whatever the API key says, so a cross-scope call cannot even be written down.
+``project_id`` is the one caller-supplied scope, and it is a partition of the caller's own
+memories, not an isolation boundary.
 
 A successful call returns the API's JSON body (``{"data", "meta"}``) as both text and
 structured content. An API error comes back as a tool error (``isError: true``) whose text
@@ -18,12 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-import httpx
+from engram_client import Engram, EngramConnectionError, EngramError
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
-
-from apps.mcp.client import EngramApiError, EngramClient
+from pydantic import BaseModel, Field
 
 # The session tier's default lifetime when a caller names none (the stop hook's default too).
 SESSION_TTL_SECONDS = 24 * 3600
@@ -55,9 +54,9 @@ under prod/deploy").
 
 @dataclass(frozen=True)
 class EngramState:
-    """What every tool call shares: the HTTP client for the configured Engram API."""
+    """What every tool call shares: the client for the configured Engram API."""
 
-    client: EngramClient
+    engram: Engram
 
 
 ToolContext = Context[EngramState, Any]
@@ -106,28 +105,36 @@ def tool_error(
     )
 
 
-def _call(
-    ctx: ToolContext,
-    method: str,
-    path: str,
-    *,
-    body: dict[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-) -> CallToolResult:
-    """One API request; its body as the tool result, or its error envelope as a tool error."""
-    client = ctx.request_context.lifespan_context.client
-    payload = None if body is None else {k: v for k, v in body.items() if v is not None}
+def _dump(outcome: Any) -> Any:
+    if isinstance(outcome, BaseModel):
+        # exclude_unset: exactly the fields the API sent, no client-side defaults added.
+        return outcome.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(outcome, list):
+        return [_dump(item) for item in outcome]
+    return outcome
+
+
+def _envelope(outcome: Any) -> dict[str, Any]:
+    """The API body: responses the client models whole keep theirs, others get ``meta: {}``."""
+    dumped = _dump(outcome)
+    if isinstance(outcome, BaseModel) and {"data", "meta"} <= set(type(outcome).model_fields):
+        return dict(dumped)
+    return {"data": dumped, "meta": {}}
+
+
+def _call(ctx: ToolContext, operation: Callable[[Engram], Any]) -> CallToolResult:
+    """One client call; its body as the tool result, or its error envelope as a tool error."""
+    engram = ctx.request_context.lifespan_context.engram
+    key = _forwarded_key(ctx)
+    if key is not None:
+        engram = engram.with_options(api_key=key)
     try:
-        response = client.request(
-            method, path, json=payload, params=params, api_key=_forwarded_key(ctx)
-        )
-    except EngramApiError as exc:
+        outcome = operation(engram)
+    except EngramConnectionError as exc:
+        return tool_error(exc.code, exc.message, exc.details)
+    except EngramError as exc:
         return tool_error(exc.code, exc.message, exc.details, exc.status)
-    except httpx.HTTPError as exc:
-        return tool_error(
-            "engram_unreachable", f"could not reach Engram at {client.api_url}: {exc}", {}
-        )
-    return _result(response)
+    return _result(_envelope(outcome))
 
 
 # Parameter types shared by several tools. Body fields stay strings so the API's own stable
@@ -219,19 +226,24 @@ def memory_remember(
     if problems:
         message = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
         return tool_error("invalid_arguments", message, {"fields": problems})
-    body: dict[str, Any]
     if tier == "session":
-        body = {
-            "tier": "session",
-            "session_id": session_id,
-            "content": text,
-            "role": role,
-            "metadata": metadata,
-            "ttl_seconds": ttl_seconds or SESSION_TTL_SECONDS,
-        }
-    else:
-        body = {"text": text, "metadata": metadata, **long_term_only}
-    return _call(ctx, "POST", "/api/v1/memory", body=body)
+        # A missing session_id is sent blank, so the API's own validation error answers.
+        return _call(
+            ctx,
+            lambda engram: engram.session_append(
+                session_id or "",
+                text,
+                role=role or "user",
+                metadata=metadata,
+                ttl_seconds=ttl_seconds or SESSION_TTL_SECONDS,
+            ),
+        )
+    return _call(
+        ctx,
+        lambda engram: engram.remember(
+            text, tags=tags, metadata=metadata, project_id=project_id, supersedes=supersedes
+        ),
+    )
 
 
 def memory_recall(
@@ -251,13 +263,12 @@ def memory_recall(
     unavailable and a text match answered instead. To search your memories AND the shared
     knowledge base in one call, prefer recall_context.
     """
-    body = {
-        "query": query,
-        "project_id": project_id,
-        "limit": limit,
-        "include_superseded": include_superseded,
-    }
-    return _call(ctx, "POST", "/api/v1/memory/recall", body=body)
+    return _call(
+        ctx,
+        lambda engram: engram.recall(
+            query, project_id=project_id, limit=limit, include_superseded=include_superseded
+        ),
+    )
 
 
 def memory_list(
@@ -278,20 +289,32 @@ def memory_list(
     ] = False,
     limit: Annotated[int | None, Field(description="Page size (default 50).")] = None,
     offset: Annotated[int | None, Field(description="Rows to skip, for paging.")] = None,
+    all_subjects: Annotated[
+        bool,
+        Field(
+            description="Operators only (a superadmin key with its tenant configured): list "
+            "every subject's memories in that tenant. Ignored for any other key."
+        ),
+    ] = False,
 ) -> CallToolResult:
     """List YOUR long-term memories, newest first, page by page.
 
     Use it to review what you have stored, e.g. before pruning with memory_forget.
     meta.total_count says how many there are. To find a memory by meaning, use memory_recall.
+    An operator's superadmin key with all_subjects=true lists every subject of its
+    impersonated tenant instead (oversight; memory_forget then deletes any of them).
     """
-    params = {
-        "project_id": project_id,
-        "source": source,
-        "include_superseded": include_superseded,
-        "limit": limit,
-        "offset": offset,
-    }
-    return _call(ctx, "GET", "/api/v1/memory", params=params)
+    return _call(
+        ctx,
+        lambda engram: engram.list_memories(
+            project_id=project_id,
+            source=source,
+            include_superseded=include_superseded,
+            all_subjects=all_subjects,
+            limit=limit,
+            offset=offset,
+        ),
+    )
 
 
 def memory_forget(
@@ -302,9 +325,10 @@ def memory_forget(
 
     Use it to prune a fact that is wrong or no longer true. To correct a fact instead, prefer
     memory_remember with supersedes=<id>, which keeps the history. An id that is not one of
-    your memories is not_found.
+    your memories is not_found. An operator's superadmin key (its tenant configured) may
+    forget any memory of that tenant.
     """
-    result = _call(ctx, "DELETE", f"/api/v1/memory/{memory_id}")
+    result = _call(ctx, lambda engram: engram.forget(memory_id))
     if result.is_error:
         return result
     return _result({"data": {"id": str(memory_id), "forgotten": True}, "meta": {}})
@@ -322,7 +346,7 @@ def memory_promote(
     unchanged (nothing new since the last promotion; no work is done) or too_few_turns. Over
     the tenant's hourly budget → budget_exceeded.
     """
-    return _call(ctx, "POST", "/api/v1/memory/promote", body={"session_id": session_id})
+    return _call(ctx, lambda engram: engram.promote(session_id))
 
 
 def memory_graduate(
@@ -346,8 +370,7 @@ def memory_graduate(
     already graduated returns its article; re_scope="global" on an already-graduated project
     memory → already_graduated.
     """
-    body = {"memory_id": memory_id, "re_scope": re_scope}
-    return _call(ctx, "POST", "/api/v1/memory/graduate", body=body)
+    return _call(ctx, lambda engram: engram.graduate(memory_id, re_scope=re_scope))
 
 
 # ----------------------------------------------------------------------------- merged recall
@@ -369,8 +392,12 @@ def recall_context(
     meta.answer_confidence (answer | weak | none) says whether the knowledge items answer the
     query; do not invent a score threshold.
     """
-    body = {"query": query, "project_id": project_id, "limit": limit, "session_id": session_id}
-    return _call(ctx, "POST", "/api/v1/recall", body=body)
+    return _call(
+        ctx,
+        lambda engram: engram.recall_context(
+            query, project_id=project_id, limit=limit, session_id=session_id
+        ),
+    )
 
 
 def recall_referenced(
@@ -387,9 +414,7 @@ def recall_referenced(
     all-or-nothing: an id that this recall did not surface fails the whole call with
     not_surfaced and nothing is recorded. Repeating a report is harmless.
     """
-    return _call(
-        ctx, "POST", f"/api/v1/recall/{recall_id}/referenced", body={"article_ids": article_ids}
-    )
+    return _call(ctx, lambda engram: engram.referenced(recall_id, article_ids))
 
 
 # ----------------------------------------------------------------------------- projects
@@ -414,8 +439,9 @@ def resolve_project(
     in their project. Precedence slug > repo_url > name. not_found if nothing matches,
     no_identifier if you pass none, ambiguous_resolution if several projects match.
     """
-    params = {"slug": slug, "repo_url": repo_url, "name": name}
-    return _call(ctx, "GET", "/api/v1/projects/resolve", params=params)
+    return _call(
+        ctx, lambda engram: engram.resolve_project(slug=slug, repo_url=repo_url, name=name)
+    )
 
 
 # ----------------------------------------------------------------------------- knowledge
@@ -435,8 +461,12 @@ def knowledge_search(
     results answer the query. To search your own memories as well in one call, use
     recall_context.
     """
-    body = {"query": query, "limit": limit, "project_id": project_id, "session_id": session_id}
-    return _call(ctx, "POST", "/api/v1/knowledge/search", body=body)
+    return _call(
+        ctx,
+        lambda engram: engram.knowledge_search(
+            query, limit=limit, project_id=project_id, session_id=session_id
+        ),
+    )
 
 
 def knowledge_create(
@@ -468,15 +498,35 @@ def knowledge_create(
     article is returned; nothing written). A fact only you need belongs in memory_remember.
     A title another article holds → title_taken; embeddings down → gate_unavailable (retry).
     """
-    payload = {
-        "title": title,
-        "body": body,
-        "category": category,
-        "tags": tags,
-        "project_id": project_id,
-        "visibility": visibility,
-    }
-    return _call(ctx, "POST", "/api/v1/knowledge/articles", body=payload)
+    return _call(
+        ctx,
+        lambda engram: engram.knowledge_create(
+            title, body, category, tags=tags, project_id=project_id, visibility=visibility
+        ),
+    )
+
+
+def knowledge_context(
+    ctx: ToolContext,
+    query: Annotated[
+        str, Field(description="What you need to read about, in words (<= 500 chars).")
+    ] = "",
+    limit: Annotated[
+        int | None, Field(description="How many top articles to return in full (default 3).")
+    ] = None,
+    project_id: ProjectId = None,
+) -> CallToolResult:
+    """The DEEP READ of the shared knowledge base: the top articles with their full bodies,
+    plus the articles they link to (one hop).
+
+    Use it after knowledge_search or recall_context when a summary is not enough and you need
+    the articles themselves. Same query contract and meta as knowledge_search; linked
+    articles are included only when you may read them.
+    """
+    return _call(
+        ctx,
+        lambda engram: engram.knowledge_context(query, limit=limit, project_id=project_id),
+    )
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -515,4 +565,5 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(resolve_project, READ),
     ToolSpec(knowledge_search, READ),
     ToolSpec(knowledge_create, WRITE),
+    ToolSpec(knowledge_context, READ),
 )

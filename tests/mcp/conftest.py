@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from engram_client import Engram
 
-from apps.mcp.client import EngramClientConfig
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create
 from tests.mcp.helpers import McpAgent
@@ -23,8 +23,8 @@ def connect(live_server) -> Callable[..., McpAgent]:
         tenant: Tenant, agent_id: str = "agent-a", role: str = ApiKeyRole.AGENT
     ) -> McpAgent:
         issued = api_key_create(tenant=tenant, role=role, agent_id=agent_id)
-        config = EngramClientConfig(api_url=live_server.url, api_key=issued.raw_key)
-        return McpAgent(config, subject_id=agent_id or str(issued.api_key.pk))
+        engram = Engram(live_server.url, issued.raw_key)
+        return McpAgent(engram, subject_id=agent_id or str(issued.api_key.pk))
 
     return _connect
 

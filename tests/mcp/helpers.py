@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-import httpx
+from engram_client import Engram
 from mcp import Client
 from mcp_types import CallToolResult, ListToolsResult
 
-from apps.mcp.client import EngramClientConfig
 from apps.mcp.server import build_server
 
 #: Every tool and exactly the arguments it declares (none of them a tenant or subject).
@@ -26,7 +25,14 @@ TOOL_PARAMETERS = {
         "ttl_seconds",
     },
     "memory_recall": {"query", "project_id", "limit", "include_superseded"},
-    "memory_list": {"project_id", "source", "include_superseded", "limit", "offset"},
+    "memory_list": {
+        "project_id",
+        "source",
+        "include_superseded",
+        "limit",
+        "offset",
+        "all_subjects",
+    },
     "memory_forget": {"memory_id"},
     "memory_promote": {"session_id"},
     "memory_graduate": {"memory_id", "re_scope"},
@@ -35,21 +41,17 @@ TOOL_PARAMETERS = {
     "resolve_project": {"repo_url", "slug", "name"},
     "knowledge_search": {"query", "limit", "project_id", "session_id"},
     "knowledge_create": {"title", "body", "category", "tags", "project_id", "visibility"},
+    "knowledge_context": {"query", "limit", "project_id"},
 }
 
 
 class McpAgent:
     """One agent's MCP connection: call tools synchronously and read their results."""
 
-    def __init__(
-        self,
-        config: EngramClientConfig,
-        subject_id: str,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.config = config
+    def __init__(self, engram: Engram, subject_id: str) -> None:
+        self.engram = engram
         self.subject_id = subject_id
-        self.server = build_server(config, transport=transport)
+        self.server = build_server(engram)
 
     async def _call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         async with Client(self.server) as client:

@@ -172,3 +172,15 @@ def test_graduating_another_subjects_memory_is_not_found(mcp_agent, mcp_peer):
     assert malformed.startswith("invalid_memory_id: ")
     assert Article.objects.count() == 0
     assert Memory.objects.get(pk=theirs["id"]).graduated_at is None
+
+
+def test_knowledge_context_reads_the_top_articles_in_full(mcp_agent, mcp_peer):
+    created = mcp_agent.ok("knowledge_create", **FREEZE)["data"]["article"]
+
+    context = mcp_peer.ok("knowledge_context", query="deploy on fridays", limit=2)
+
+    (article,) = context["data"]["results"]
+    assert (article["id"], article["body"]) == (created["id"], FREEZE["body"])
+    assert article["links"] == []
+    assert context["data"]["linked"] == []
+    assert set(context["meta"]) >= {"search_id", "answer_confidence", "linked_count"}

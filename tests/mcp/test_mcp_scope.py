@@ -6,12 +6,17 @@ send, the API scopes by the key, so another subject's memory stays unseen and un
 """
 
 import json
+import re
+import types
+import typing
 import uuid
+from datetime import datetime
 
 import httpx
 import pytest
+from engram_client import Engram, models
+from pydantic import BaseModel
 
-from apps.mcp.client import EngramClientConfig
 from apps.memory.models import Memory, PromotionJob, SessionMemory
 from apps.memory.services import memory_embed_pending
 from tests.mcp.helpers import TOOL_PARAMETERS, McpAgent, text_of
@@ -31,6 +36,7 @@ VALID_ARGUMENTS = {
     "resolve_project": {"slug": "engram"},
     "knowledge_search": {"query": "a fact"},
     "knowledge_create": {"title": "T", "body": "B", "category": "finding"},
+    "knowledge_context": {"query": "a fact"},
 }
 INJECTIONS = {
     "tenant_id": "11111111-1111-1111-1111-111111111111",
@@ -39,6 +45,45 @@ INJECTIONS = {
     "owner_agent_id": "agent-b",
 }
 SCOPE_WORDS = ("tenant", "subject", "agent_id", "impersonat")
+
+
+def sample(annotation):
+    """A minimal JSON value the client's model for ``annotation`` accepts."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(annotation)
+        return None if type(None) in args else sample(args[0])
+    if origin is typing.Literal:
+        return typing.get_args(annotation)[0]
+    if origin in (list, dict):
+        return origin()
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return {
+            info.alias or name: sample(info.annotation)
+            for name, info in annotation.model_fields.items()
+            if info.is_required()
+        }
+    values = {str: "x", int: 0, float: 0.0, bool: False, datetime: "2026-01-01T00:00:00Z"}
+    return values.get(annotation, str(uuid.uuid4()))
+
+
+def _data(model):
+    return {"data": sample(model), "meta": {}}
+
+
+#: What the API answers each (method, path) with, shaped like the real responses.
+ANSWERS = [
+    ("POST", r"/api/v1/memory/recall", lambda: sample(models.MemoryRecall)),
+    ("POST", r"/api/v1/memory/promote", lambda: _data(models.PromotionResult)),
+    ("POST", r"/api/v1/memory/graduate", lambda: _data(models.GraduationResult)),
+    ("GET", r"/api/v1/memory", lambda: sample(models.MemoryPage)),
+    ("POST", r"/api/v1/recall", lambda: sample(models.MergedRecall)),
+    ("POST", r"/api/v1/recall/[^/]+/referenced", lambda: _data(models.RecallReferenced)),
+    ("GET", r"/api/v1/projects/resolve", lambda: _data(models.Project)),
+    ("POST", r"/api/v1/knowledge/search", lambda: sample(models.KnowledgeSearch)),
+    ("POST", r"/api/v1/knowledge/articles", lambda: _data(models.ArticleProposal)),
+    ("GET", r"/api/v1/knowledge/context", lambda: sample(models.KnowledgeContext)),
+]
 
 
 class Recorder:
@@ -51,7 +96,14 @@ class Recorder:
         self.requests.append(request)
         if request.method == "DELETE":
             return httpx.Response(204)
-        return httpx.Response(200, json={"data": {}, "meta": {}})
+        if request.method == "POST" and request.url.path == "/api/v1/memory":
+            sent = json.loads(request.content)
+            model = models.SessionTurn if sent.get("tier") == "session" else models.Memory
+            return httpx.Response(201, json=_data(model))
+        for method, pattern, answer in ANSWERS:
+            if request.method == method and re.fullmatch(pattern, request.url.path):
+                return httpx.Response(200, json=answer())
+        return httpx.Response(404, json={"error": {"code": "not_found", "message": "?"}})
 
     def payloads(self) -> list[dict]:
         return [
@@ -67,8 +119,10 @@ def recorder() -> Recorder:
 
 @pytest.fixture
 def offline_agent(recorder) -> McpAgent:
-    config = EngramClientConfig(api_url="http://engram.test", api_key="eng_the_agents_key")
-    return McpAgent(config, subject_id="agent-a", transport=httpx.MockTransport(recorder))
+    engram = Engram(
+        "http://engram.test", "eng_the_agents_key", transport=httpx.MockTransport(recorder)
+    )
+    return McpAgent(engram, subject_id="agent-a")
 
 
 @pytest.mark.parametrize("injected", sorted(INJECTIONS))
@@ -102,6 +156,8 @@ def test_a_valid_call_sends_the_configured_key_and_no_scope_field(offline_agent,
 
 
 def test_no_tool_declares_a_scope_parameter(offline_agent):
+    # memory_list's all_subjects names no scope: the API honours it only for a superadmin
+    # key, on the tenant that key's configuration impersonates.
     declared = {
         tool.name: [
             name
@@ -111,7 +167,7 @@ def test_no_tool_declares_a_scope_parameter(offline_agent):
         for tool in offline_agent.tools().tools
     }
 
-    assert declared == {name: [] for name in VALID_ARGUMENTS}
+    assert declared == {name: [] for name in VALID_ARGUMENTS} | {"memory_list": ["all_subjects"]}
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])

@@ -4,12 +4,14 @@ import json
 import uuid
 
 import pytest
+from engram_client import Engram
 
-from apps.mcp.client import EngramClientConfig
 from apps.memory.models import Memory, PromotionJob, SessionMemory
 from apps.memory.services import memory_embed_pending
 from apps.memory.services.promotion import promotion_run
 from apps.projects.services import project_create
+from apps.tenancy.models import ApiKeyRole
+from apps.tenancy.services import api_key_create
 from tests.mcp.helpers import TOOL_PARAMETERS, McpAgent, text_of
 from tests.memory.promotion_pipeline.conftest import FakePromoter, fact
 
@@ -248,16 +250,47 @@ def test_a_foreign_project_id_on_write_is_invalid_project_id(mcp_agent, other_te
 
 
 def test_a_bad_key_is_authentication_failed(live_server):
-    agent = McpAgent(
-        EngramClientConfig(api_url=live_server.url, api_key="eng_not_a_key"), subject_id=""
-    )
+    agent = McpAgent(Engram(live_server.url, "eng_not_a_key"), subject_id="")
 
     assert agent.fails("memory_list").startswith("authentication_failed: ")
 
 
 def test_an_unreachable_api_is_a_tool_error():
-    agent = McpAgent(EngramClientConfig(api_url="http://127.0.0.1:9", api_key="k"), "")
+    agent = McpAgent(Engram("http://127.0.0.1:9", "k", max_retries=0), "")
 
     assert agent.fails("memory_list").startswith(
         "engram_unreachable: could not reach Engram at http://127.0.0.1:9: "
+    )
+
+
+# ----------------------------------------------------------------------------- oversight
+
+
+def test_an_operator_lists_every_subject_and_forgets_any_memory(
+    live_server, mcp_agent, mcp_peer, tenant
+):
+    mine = _remember(mcp_agent, "agent a's fact")
+    theirs = _remember(mcp_peer, "agent b's fact")
+    issued = api_key_create(tenant=None, role=ApiKeyRole.SUPERADMIN)
+    operator = McpAgent(
+        Engram(live_server.url, issued.raw_key, impersonate_tenant=tenant.slug), subject_id=""
+    )
+
+    overseen = operator.ok("memory_list", all_subjects=True)
+    agent_view = mcp_agent.ok("memory_list", all_subjects=True)
+    forgotten = operator.ok("memory_forget", memory_id=theirs["id"])
+
+    assert sorted(m["id"] for m in overseen["data"]) == sorted([mine["id"], theirs["id"]])
+    assert overseen["meta"]["total_count"] == 2
+    assert [m["id"] for m in agent_view["data"]] == [mine["id"]]
+    assert forgotten["data"] == {"id": theirs["id"], "forgotten": True}
+    assert list(Memory.objects.values_list("subject_id", flat=True)) == ["agent-a"]
+
+
+def test_an_operator_without_a_tenant_configured_is_told_so(live_server):
+    issued = api_key_create(tenant=None, role=ApiKeyRole.SUPERADMIN)
+    operator = McpAgent(Engram(live_server.url, issued.raw_key, impersonate_tenant=""), "")
+
+    assert operator.fails("memory_list", all_subjects=True).startswith(
+        "impersonation_tenant_required: "
     )

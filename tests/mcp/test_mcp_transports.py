@@ -75,7 +75,7 @@ def test_the_stdio_server_round_trips_every_kind_of_call(live_server, tenant):
         _session, server, [("memory_recall", {"query": "when does staging reset?"})]
     )
 
-    assert count == 11
+    assert count == 12
     assert remembered.is_error is False
     assert remembered.structured_content["data"]["subject_id"] == "agent-a"
     assert refused.is_error is True
@@ -158,7 +158,7 @@ def test_over_http_each_caller_keeps_the_scope_of_its_own_key(http_server, tenan
     _, (agent_list,) = _over_http(http_server, agent_key, [("memory_list", {})])
     _, (anonymous,) = _over_http(http_server, None, [("memory_list", {})])
 
-    assert count == 11
+    assert count == 12
     assert remembered.structured_content["data"]["subject_id"] == "agent-a"
     assert peer_list.structured_content["data"] == []
     assert [m["text"] for m in agent_list.structured_content["data"]] == ["agent-a's note"]

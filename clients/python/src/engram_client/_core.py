@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from engram_client.errors import EngramError, RateLimitedError, error_for_status
 from engram_client.models import (
@@ -191,13 +191,17 @@ class NewMemory(BaseModel):
 
 
 class NewTurn(BaseModel):
-    """A session turn to append (``remember_many``, ``session_append``)."""
+    """A session turn to append (``remember_many``, ``session_append``).
+
+    Values are checked by the server, not here, so every caller meets one contract and one
+    set of error codes.
+    """
 
     session_id: str
     content: str
-    role: Literal["user", "assistant", "system", "fact"] = "user"
+    role: str = "user"
     metadata: dict[str, Any] | None = None
-    ttl_seconds: int | None = Field(default=None, ge=1)
+    ttl_seconds: int | None = None
     expires_at: datetime | None = None
 
     def item(self) -> dict[str, Any]:
@@ -287,8 +291,8 @@ def recall(
 
 def list_memories(
     *,
-    limit: int,
-    offset: int,
+    limit: int | None,
+    offset: int | None,
     project_id: str | uuid.UUID | None,
     source: str | None,
     include_superseded: bool,

@@ -198,14 +198,17 @@ class Engram:
     def list_memories(
         self,
         *,
-        limit: int = 50,
-        offset: int = 0,
+        limit: int | None = None,
+        offset: int | None = None,
         project_id: str | uuid.UUID | None = None,
         source: Literal["explicit", "promoted"] | None = None,
         include_superseded: bool = False,
         all_subjects: bool = False,
     ) -> MemoryPage:
-        """One page of your memories, newest first (``all_subjects`` for a superadmin)."""
+        """One page of your memories, newest first (server default 50 a page; at most 200).
+
+        ``all_subjects`` lists every subject of the tenant, for a superadmin key.
+        """
         return self._send(
             _core.list_memories(
                 limit=limit,
