@@ -37,6 +37,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy apps lab config tests
+	$(BIN)/mypy --config-file $(CLIENT)/pyproject.toml $(CLIENT)/src $(CLIENT)/examples
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir $(VENV)/client-wheel ./$(CLIENT)
 	$(BIN)/lint-imports
 	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python manage.py spectacular --validate --fail-on-warn --file /dev/null
 	DJANGO_SETTINGS_MODULE=config.settings.test $(BIN)/python manage.py makemigrations --check --dry-run
