@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export ENGRAM_DATA_DIR ?= $(CURDIR)/.data
 
-.PHONY: run test test-scale lint format migrate venv clean-data stop-db bench
+.PHONY: run test test-scale fuzz lint format migrate venv clean-data stop-db bench
 
 CLIENT := clients/python
 
@@ -32,6 +32,10 @@ test: $(STAMP)
 
 test-scale: $(STAMP)
 	$(BIN)/pytest -q -m scale
+
+# schemathesis over the whole schema against a live server (agent key, then user key).
+fuzz: $(STAMP)
+	bash scripts/fuzz_api.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -21,6 +21,11 @@ class CoreErrorCode(StrEnum):
     SERVICE_UNAVAILABLE = "service_unavailable"
     BAD_REQUEST = "bad_request"
     INTERNAL_ERROR = "internal_error"
+    INVALID_TEXT = "invalid_text"
+    JSON_TOO_DEEP = "json_too_deep"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    METADATA_TOO_LARGE = "metadata_too_large"
+    INVALID_PROJECT_ID = "invalid_project_id"
 
 
 class ApplicationError(Exception):
@@ -75,6 +80,11 @@ class Conflict(ApplicationError):
 class Locked(ApplicationError):
     http_status = 423
     default_code: str = "locked"
+
+
+class PayloadTooLarge(ApplicationError):
+    http_status = 413
+    default_code: str = CoreErrorCode.PAYLOAD_TOO_LARGE
 
 
 class RateLimited(ApplicationError):

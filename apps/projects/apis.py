@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from typing_extensions import override
 
+from apps.core.api.fields import OffsetField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.projects.models import (
     NAME_MAX_LENGTH,
@@ -85,7 +86,7 @@ class ProjectListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     limit = serializers.IntegerField(
         min_value=1, max_value=LIST_MAX_LIMIT, default=LIST_DEFAULT_LIMIT
     )
-    offset = serializers.IntegerField(min_value=0, default=0)
+    offset = OffsetField()
 
 
 class ProjectListMetaSerializer(serializers.Serializer[dict[str, Any]]):

@@ -7,6 +7,11 @@ HTTP timeout per call.
 States: ``closed`` → ``open`` after ``failure_threshold`` consecutive failures →
 ``half_open`` once ``reset_seconds`` have passed (exactly one trial call, guarded by
 ``cache.add``) → ``closed`` when the trial succeeds, ``open`` again when it fails.
+
+Only a provider fault moves it (DESIGN §10): ``classify`` sorts each exception into a
+``fault`` (counted), ``answered`` (the endpoint replied, so it counts as a success) or
+``neutral`` (says nothing about the endpoint — typically the caller's own input — and changes
+nothing). Without a ``classify`` every exception is a fault.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ logger = logging.getLogger("engram.providers")
 
 T = TypeVar("T")
 BreakerState = Literal["closed", "open", "half_open"]
+Verdict = Literal["fault", "answered", "neutral"]
 
 # Tests monkeypatch this (or pass ``clock=``) instead of sleeping through the reset window.
 _now: Callable[[], float] = time.time
@@ -34,6 +40,10 @@ _now: Callable[[], float] = time.time
 # State of an endpoint nobody has called for a day is not worth keeping; expiring it means
 # "closed", which is the right guess after that long.
 _STATE_TTL_SECONDS = 24 * 60 * 60
+
+
+def _every_error_is_a_fault(exc: BaseException) -> Verdict:
+    return "fault"
 
 
 class CircuitOpen(Exception):
@@ -52,9 +62,8 @@ class CircuitBreaker:
         failure_threshold: int | None = None,
         reset_seconds: int | None = None,
         clock: Callable[[], float] | None = None,
-        tolerated: tuple[type[BaseException], ...] = (),
+        classify: Callable[[BaseException], Verdict] | None = None,
     ) -> None:
-        """``tolerated`` exceptions propagate but prove the endpoint answered (a success)."""
         self.name = name
         self.failure_threshold = (
             failure_threshold
@@ -65,7 +74,7 @@ class CircuitBreaker:
             reset_seconds if reset_seconds is not None else settings.PROVIDER_BREAKER_RESET_SECONDS
         )
         self._clock_override = clock
-        self._tolerated = tolerated
+        self._classify = classify or _every_error_is_a_fault
         # Names carry URLs; hash them so any cache backend accepts the key.
         digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:32]
         prefix = f"providers:breaker:{digest}"
@@ -98,11 +107,12 @@ class CircuitBreaker:
         try:
             try:
                 result = fn()
-            except self._tolerated:
-                self._record_success(had_failures=had_failures, is_trial=is_trial)
-                raise
-            except Exception:
-                self._record_failure(is_trial=is_trial)
+            except Exception as exc:
+                verdict = self._classify(exc)
+                if verdict == "fault":
+                    self._record_failure(is_trial=is_trial)
+                elif verdict == "answered":
+                    self._record_success(had_failures=had_failures, is_trial=is_trial)
                 raise
             self._record_success(had_failures=had_failures, is_trial=is_trial)
             return result

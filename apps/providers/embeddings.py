@@ -3,7 +3,8 @@
 ``embed_texts`` returns L2-normalised vectors of exactly ``settings.EMBEDDING_DIMENSIONS``
 floats, or raises ``EmbeddingsUnavailable`` — never another exception — so every caller can
 degrade (ILIKE fallback, 503 ``gate_unavailable``, snooze) instead of answering 500. Every
-provider call goes through a circuit breaker keyed by the endpoint.
+provider call goes through a circuit breaker keyed by the whole provider configuration, which
+counts provider faults only.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from apps.providers.exceptions import (
     ProviderRejected,
     ProvidersErrorCode,
 )
+from apps.providers.faults import classify_provider_error, provider_config_breaker_key
 
 __all__ = [
     "EMBEDDING_PROVIDERS",
@@ -63,10 +65,14 @@ class EmbeddingConfig:
     base_url: str = ""
     api_key: str = field(default="", repr=False)
     dimensions: int | None = None
+    #: Whose configuration this is: a tenant's id for its own provider, blank for the
+    #: deployment default. Part of the breaker key, so a tenant's provider never shares a
+    #: breaker with the default, even when both name the same endpoint.
+    owner: str = ""
 
     @classmethod
     def from_parts(
-        cls, *, provider: str, config: Mapping[str, Any], api_key: str = ""
+        cls, *, provider: str, config: Mapping[str, Any], api_key: str = "", owner: str = ""
     ) -> EmbeddingConfig:
         """Build from a stored tenant config (keys ``model``, ``base_url``, ``dimensions``).
 
@@ -78,6 +84,7 @@ class EmbeddingConfig:
             base_url=str(config.get("base_url") or "").strip(),
             api_key=api_key,
             dimensions=_positive_int_or_none(config.get("dimensions")),
+            owner=owner,
         )
 
     @classmethod
@@ -92,7 +99,15 @@ class EmbeddingConfig:
 
     @property
     def breaker_key(self) -> str:
-        """The endpoint, for the circuit breaker: provider, URL and model, never the key."""
+        """One breaker per provider configuration: the endpoint, the dimensions, a digest of
+        the key (never the key) and the owner."""
+        return provider_config_breaker_key(
+            self.endpoint_key, str(self.dimensions or ""), self.api_key, self.owner
+        )
+
+    @property
+    def endpoint_key(self) -> str:
+        """The endpoint: provider, URL and model, never the key."""
         if self.provider == "openai":
             base_url = (self.base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
             return f"openai|{base_url}|{self.model or OPENAI_DEFAULT_EMBEDDING_MODEL}"
@@ -113,7 +128,7 @@ def embed_texts(config: EmbeddingConfig, texts: Sequence[str]) -> list[list[floa
     embedder = _embedder_for(config)
     if embedder.dimensions != expected:
         raise _dimension_mismatch(config=config, got=embedder.dimensions, expected=expected)
-    breaker = CircuitBreaker(f"embeddings:{config.breaker_key}", tolerated=(ProviderRejected,))
+    breaker = CircuitBreaker(f"embeddings:{config.breaker_key}", classify=classify_provider_error)
     try:
         vectors = breaker.call(lambda: embedder.embed(batch))
     except CircuitOpen as exc:
@@ -132,7 +147,7 @@ def embed_texts(config: EmbeddingConfig, texts: Sequence[str]) -> list[list[floa
         # Deliberately broad: whatever the SDK or runtime raises, callers get the one type
         # they know how to degrade on. The message names the class only — SDK messages can
         # echo request details.
-        logger.warning("embedding provider %s failed: %s", config.breaker_key, type(exc).__name__)
+        logger.warning("embedding provider %s failed: %s", config.endpoint_key, type(exc).__name__)
         raise EmbeddingsUnavailable(
             ProvidersErrorCode.PROVIDER_ERROR,
             f"The {config.provider} embedding provider failed ({type(exc).__name__}).",

@@ -25,6 +25,7 @@ from apps.providers.clients import (
     rejection_for,
 )
 from apps.providers.exceptions import LLMUnavailable, ProviderRejected, ProvidersErrorCode
+from apps.providers.faults import classify_provider_error, provider_config_breaker_key
 
 __all__ = ["LLM_PROVIDERS", "LLMConfig", "LLMUnavailable", "complete_json"]
 
@@ -45,10 +46,12 @@ class LLMConfig:
     base_url: str = ""
     api_key: str = field(default="", repr=False)
     max_tokens: int = DEFAULT_MAX_TOKENS
+    #: A tenant's id for its own provider, blank for the deployment default (breaker key).
+    owner: str = ""
 
     @classmethod
     def from_parts(
-        cls, *, provider: str, config: Mapping[str, Any], api_key: str = ""
+        cls, *, provider: str, config: Mapping[str, Any], api_key: str = "", owner: str = ""
     ) -> LLMConfig:
         """Build from a stored tenant config (keys ``model``, ``base_url``, ``max_tokens``).
 
@@ -63,6 +66,7 @@ class LLMConfig:
             base_url=str(config.get("base_url") or "").strip(),
             api_key=api_key,
             max_tokens=max_tokens,
+            owner=owner,
         )
 
     @classmethod
@@ -87,7 +91,13 @@ class LLMConfig:
 
     @property
     def breaker_key(self) -> str:
-        """The endpoint, for the circuit breaker: provider, URL and model, never the key."""
+        """One breaker per provider configuration: the endpoint, a digest of the key (never
+        the key) and the owner."""
+        return provider_config_breaker_key(self.endpoint_key, self.api_key, self.owner)
+
+    @property
+    def endpoint_key(self) -> str:
+        """The endpoint: provider, URL and model, never the key."""
         defaults = {"openai": OPENAI_DEFAULT_BASE_URL, "anthropic": ANTHROPIC_DEFAULT_BASE_URL}
         base_url = (self.base_url or defaults.get(self.provider, "")).rstrip("/")
         return f"{self.provider}|{base_url}|{self.resolved_model}"
@@ -115,7 +125,7 @@ def complete_json(
             f"The {config.provider} LLM provider needs an api_key (or a base_url for a server "
             "that takes none).",
         )
-    breaker = CircuitBreaker(f"llm:{config.breaker_key}", tolerated=(ProviderRejected,))
+    breaker = CircuitBreaker(f"llm:{config.breaker_key}", classify=classify_provider_error)
     try:
         text = breaker.call(
             functools.partial(
@@ -140,7 +150,7 @@ def complete_json(
     except Exception as exc:
         # Deliberately broad: callers get the one type they degrade on. The message names the
         # class only — SDK messages can echo request details.
-        logger.warning("LLM provider %s failed: %s", config.breaker_key, type(exc).__name__)
+        logger.warning("LLM provider %s failed: %s", config.endpoint_key, type(exc).__name__)
         raise LLMUnavailable(
             ProvidersErrorCode.PROVIDER_ERROR,
             f"The {config.provider} LLM provider failed ({type(exc).__name__}).",

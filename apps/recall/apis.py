@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.fields import ProjectIdField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.recall.selectors import recall_context
 from apps.recall.services import recall_referenced
@@ -18,8 +19,8 @@ from apps.tenancy.api_base import TenantApi, idempotent
 
 class RecallInputSerializer(serializers.Serializer[dict[str, Any]]):
     # query and session_id are validated by the selector (one contract for every surface).
-    query = serializers.JSONField()
-    project_id = serializers.UUIDField(required=False, allow_null=True)
+    query = serializers.JSONField(allow_null=True, help_text="1-500 characters.")
+    project_id = ProjectIdField()
     limit = serializers.IntegerField(
         required=False,
         default=settings.RECALL_DEFAULT_LIMIT,
@@ -78,6 +79,7 @@ class MergedRecallOutputSerializer(serializers.Serializer[Any]):
 
 class RecallApi(TenantApi):
     halted_methods = frozenset()  # a read, even though it is a POST
+    rate_limited_methods = frozenset({"POST"})
 
     @extend_schema(
         operation_id="recall_context",
@@ -95,6 +97,7 @@ class RecallApi(TenantApi):
         """
         payload = RecallInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
+        self.enforce_recall_rate()
         args = payload.validated_data
         merged = recall_context(
             scope=self.scope,

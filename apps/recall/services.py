@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 
 from apps.knowledge.services import record_referenced
 from apps.knowledge.viewer import Viewer
@@ -11,7 +10,7 @@ from apps.recall.exceptions import InvalidRecallId
 from apps.tenancy.scope import RequestScope
 
 
-def recall_referenced(*, scope: RequestScope, recall_id: str, article_ids: Sequence[object]) -> int:
+def recall_referenced(*, scope: RequestScope, recall_id: str, article_ids: object) -> int:
     """Record that the caller used these articles from merged recall ``recall_id``.
 
     ``recall_id`` is the search id stamped on the knowledge half's ``surfaced`` events, so
@@ -28,5 +27,5 @@ def recall_referenced(*, scope: RequestScope, recall_id: str, article_ids: Seque
         viewer=Viewer.from_scope(scope),
         api_key_id=scope.api_key.pk,
         search_id=parsed,
-        article_ids=list(article_ids),  # type: ignore[arg-type] # validated by the callee
+        article_ids=article_ids,  # type: ignore[arg-type] # validated by the callee
     )

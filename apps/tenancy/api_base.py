@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, cast
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -25,6 +26,7 @@ from rest_framework.views import APIView
 from typing_extensions import override
 
 from apps.core.exceptions import PermissionDenied
+from apps.core.rate_limits import enforce_rate_limit
 from apps.tenancy.exceptions import (
     ImpersonationTenantRequired,
     InvalidIdempotencyKey,
@@ -51,6 +53,8 @@ class TenantApi(APIView):
     #: Methods that write on behalf of an agent and are therefore frozen by a custody halt.
     #: Read-only POSTs (recall, search) set this to an empty set.
     halted_methods: ClassVar[frozenset[str]] = WRITE_METHODS
+    #: Methods that call :meth:`enforce_subject_rate` (the schema documents their 429).
+    rate_limited_methods: ClassVar[frozenset[str]] = frozenset()
 
     _sealed = ("initial", "resolve_scope")
     scope: RequestScope
@@ -66,6 +70,30 @@ class TenantApi(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.scope = self.resolve_scope(request)
+
+    def enforce_subject_rate(
+        self, *, bucket: str, limit: int, window_seconds: int, cost: int = 1
+    ) -> None:
+        """Count ``cost`` against the caller's (tenant, subject) bucket: 429 past ``limit``.
+
+        Keyed by subject, not key, so an agent rotating keys shares one bucket; shared
+        across processes through the cache.
+        """
+        enforce_rate_limit(
+            bucket=f"{bucket}:{self.scope.tenant.pk}:{self.scope.subject_id}",
+            limit=limit,
+            window_seconds=window_seconds,
+            cost=cost,
+        )
+
+    def enforce_recall_rate(self) -> None:
+        """The one bucket every read by meaning shares: memory recall, merged recall and
+        knowledge search (a merged recall counts once)."""
+        self.enforce_subject_rate(
+            bucket="recall",
+            limit=settings.RECALL_RATE_LIMIT,
+            window_seconds=settings.RECALL_RATE_WINDOW_SECONDS,
+        )
 
     def resolve_scope(self, request: Request) -> RequestScope:
         api_key = request.auth

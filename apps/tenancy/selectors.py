@@ -144,6 +144,7 @@ def tenant_embedding_config(*, tenant: Tenant) -> EmbeddingConfig:
         provider=tenant.embedding_provider,
         config=tenant.embedding_config,
         api_key=decrypt_secret(tenant.embedding_api_key_encrypted),
+        owner=str(tenant.pk),
     )
 
 
@@ -157,4 +158,5 @@ def tenant_llm_config(*, tenant: Tenant) -> LLMConfig:
         provider=tenant.llm_provider,
         config=tenant.llm_config,
         api_key=decrypt_secret(tenant.llm_api_key_encrypted),
+        owner=str(tenant.pk),
     )

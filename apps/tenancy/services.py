@@ -119,7 +119,9 @@ def tenant_configure_embedding_provider(
     )
 
     try:
-        candidate = EmbeddingConfig.from_parts(provider=provider, config=config, api_key=api_key)
+        candidate = EmbeddingConfig.from_parts(
+            provider=provider, config=config, api_key=api_key, owner=str(tenant.pk)
+        )
     except ValueError as exc:
         raise InvalidProviderConfig(str(exc)) from exc
     try:

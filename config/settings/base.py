@@ -38,6 +38,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "apps.core.middleware.InputContractMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

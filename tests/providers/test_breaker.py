@@ -4,6 +4,7 @@ import pytest
 
 from apps.providers.breaker import CircuitBreaker, CircuitOpen
 from apps.providers.exceptions import ProviderRejected
+from apps.providers.faults import classify_provider_error
 from tests.providers.conftest import Clock
 
 
@@ -155,9 +156,9 @@ def test_trial_lock_is_released_after_a_failed_trial(clock: Clock):
     assert breaker.state() == "closed"
 
 
-def test_tolerated_errors_propagate_without_counting_as_failures(clock: Clock):
+def test_answered_errors_propagate_without_counting_as_failures(clock: Clock):
     breaker = CircuitBreaker(
-        "t", failure_threshold=2, reset_seconds=30, tolerated=(ProviderRejected,)
+        "t", failure_threshold=2, reset_seconds=30, classify=classify_provider_error
     )
     calls = 0
 
@@ -174,15 +175,15 @@ def test_tolerated_errors_propagate_without_counting_as_failures(clock: Clock):
     assert breaker.state() == "closed"
 
 
-def test_a_tolerated_error_during_the_trial_closes_the_circuit(clock: Clock):
+def test_an_answered_error_during_the_trial_closes_the_circuit(clock: Clock):
     breaker = CircuitBreaker(
-        "t", failure_threshold=1, reset_seconds=30, tolerated=(ProviderRejected,)
+        "t", failure_threshold=1, reset_seconds=30, classify=classify_provider_error
     )
     _fail(breaker, Endpoint(), 1)
     clock.advance(30)
 
     def rejected() -> None:
-        raise ProviderRejected(status_code=429, error_type="RateLimitError")
+        raise ProviderRejected(status_code=403, error_type="PermissionDeniedError")
 
     with pytest.raises(ProviderRejected):
         breaker.call(rejected)
@@ -229,3 +230,61 @@ def test_clock_can_be_passed_in():
     now.advance(10)
 
     assert breaker.state() == "half_open"
+
+
+@pytest.mark.parametrize(
+    ("_case", "error", "verdict"),
+    [
+        ("connection_refused", ConnectionRefusedError("refused"), "fault"),
+        ("timeout", TimeoutError("slow"), "fault"),
+        ("rate_limited", ProviderRejected(status_code=429, error_type="RateLimitError"), "fault"),
+        (
+            "request_timeout",
+            ProviderRejected(status_code=408, error_type="APIStatusError"),
+            "fault",
+        ),
+        (
+            "bad_key",
+            ProviderRejected(status_code=401, error_type="AuthenticationError"),
+            "answered",
+        ),
+        ("lone_surrogate", UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogate"), "neutral"),
+        ("bad_argument", ValueError("bad input"), "neutral"),
+        ("type_error", TypeError("not a str"), "neutral"),
+    ],
+)
+def test_only_provider_faults_are_faults(_case, error, verdict):
+    assert classify_provider_error(error) == verdict
+
+
+def test_the_callers_own_errors_never_open_the_circuit(clock: Clock):
+    breaker = CircuitBreaker(
+        "t", failure_threshold=2, reset_seconds=30, classify=classify_provider_error
+    )
+
+    def bad_input() -> None:
+        "\ud800".encode()
+
+    for _ in range(6):
+        with pytest.raises(UnicodeEncodeError):
+            breaker.call(bad_input)
+
+    assert breaker.state() == "closed"
+
+
+def test_a_neutral_error_during_the_trial_leaves_the_circuit_half_open(clock: Clock):
+    breaker = CircuitBreaker(
+        "t", failure_threshold=1, reset_seconds=30, classify=classify_provider_error
+    )
+    _fail(breaker, Endpoint(), 1)
+    clock.advance(30)
+
+    def bad_input() -> None:
+        raise ValueError("the caller's input")
+
+    with pytest.raises(ValueError, match="the caller's input"):
+        breaker.call(bad_input)
+
+    assert breaker.state() == "half_open"
+    assert breaker.call(Endpoint()) == "ok"
+    assert breaker.state() == "closed"

@@ -58,6 +58,7 @@ def test_the_key_never_appears_in_repr_or_breaker_key():
 
     assert "sk-very-secret" not in repr(config)
     assert "sk-very-secret" not in config.breaker_key
+    assert "sk-very-secret" not in config.endpoint_key
 
 
 @pytest.mark.parametrize(
@@ -82,12 +83,28 @@ def test_the_key_never_appears_in_repr_or_breaker_key():
         ),
     ],
 )
-def test_breaker_key_identifies_the_endpoint(_case, config, expected):
-    assert config.breaker_key == expected
+def test_endpoint_key_identifies_the_endpoint(_case, config, expected):
+    assert config.endpoint_key == expected
+    assert config.breaker_key.startswith(f"{expected}|")
 
 
-def test_same_endpoint_with_different_keys_shares_a_breaker():
+@pytest.mark.parametrize(
+    ("_case", "other"),
+    [
+        ("another_key", EmbeddingConfig(provider="openai", model="m", api_key="sk-b")),
+        ("another_owner", EmbeddingConfig(provider="openai", model="m", api_key="sk-a", owner="t")),
+        (
+            "other_dimensions",
+            EmbeddingConfig(provider="openai", model="m", api_key="sk-a", dimensions=256),
+        ),
+        ("another_model", EmbeddingConfig(provider="openai", model="n", api_key="sk-a")),
+    ],
+)
+def test_each_provider_configuration_has_its_own_breaker(_case, other):
     first = EmbeddingConfig(provider="openai", model="m", api_key="sk-a")
-    second = EmbeddingConfig(provider="openai", model="m", api_key="sk-b")
 
-    assert first.breaker_key == second.breaker_key
+    assert first.breaker_key != other.breaker_key
+    assert (
+        first.breaker_key
+        == EmbeddingConfig(provider="openai", model="m", api_key="sk-a").breaker_key
+    )

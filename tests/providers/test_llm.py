@@ -219,4 +219,6 @@ def test_the_key_never_appears_in_repr_or_breaker_key():
     config = LLMConfig(provider="anthropic", api_key="sk-ant-very-secret")
 
     assert "sk-ant-very-secret" not in repr(config)
-    assert config.breaker_key == "anthropic|https://api.anthropic.com|claude-haiku-4-5"
+    assert config.endpoint_key == "anthropic|https://api.anthropic.com|claude-haiku-4-5"
+    assert config.breaker_key.startswith("anthropic|https://api.anthropic.com|claude-haiku-4-5|")
+    assert "sk" not in config.breaker_key.rsplit("|", 1)[1]

@@ -11,6 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.fields import INT32_MAX, OffsetField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.knowledge.apis.fields import (
     ArticleCategoryField,
@@ -141,7 +142,7 @@ class ArticleListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     limit = serializers.IntegerField(
         required=False, default=50, min_value=1, max_value=settings.KNOWLEDGE_LIST_MAX_LIMIT
     )
-    offset = serializers.IntegerField(required=False, default=0, min_value=0)
+    offset = OffsetField()
 
 
 class ArticleCreateInputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -249,7 +250,9 @@ class ArticleOpenFilterSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class ArticleUpdateInputSerializer(serializers.Serializer[dict[str, Any]]):
-    version = serializers.IntegerField(min_value=1, help_text="The version you read.")
+    version = serializers.IntegerField(
+        min_value=1, max_value=INT32_MAX, help_text="The version you read."
+    )
     title = serializers.CharField(required=False, max_length=TITLE_MAX_LENGTH)
     body = serializers.CharField(
         required=False, trim_whitespace=False, max_length=settings.KNOWLEDGE_BODY_MAX_CHARS

@@ -119,6 +119,7 @@ class KnowledgeSearchOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 class KnowledgeSearchApi(TenantApi):
     halted_methods = frozenset()  # a read, even though it is a POST
+    rate_limited_methods = frozenset({"POST"})
 
     @extend_schema(
         operation_id="knowledge_search",
@@ -139,6 +140,7 @@ class KnowledgeSearchApi(TenantApi):
         """
         payload = KnowledgeSearchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
+        self.enforce_recall_rate()
         args = payload.validated_data
         result = knowledge_search(
             tenant=self.scope.tenant,

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -47,7 +46,17 @@ def enqueue_article_embedding(article_ids: Sequence[object]) -> None:
     batch = settings.EMBEDDING_BATCH_SIZE
     for start in range(0, len(ids), batch):
         chunk = ids[start : start + batch]
-        transaction.on_commit(partial(embed_articles_task.delay, chunk), using=PRIMARY)
+        # robust: the write has committed; with the broker down the backfill embeds it later.
+        transaction.on_commit(_enqueuer(chunk), using=PRIMARY, robust=True)
+
+
+def _enqueuer(chunk: list[str]) -> Callable[[], None]:
+    # A named function, not functools.partial: Django logs a robust callback's failure by
+    # its __qualname__, which a partial lacks.
+    def enqueue() -> None:
+        embed_articles_task.delay(chunk)
+
+    return enqueue
 
 
 def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]]) -> int:

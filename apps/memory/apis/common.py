@@ -8,19 +8,20 @@ from django.conf import settings
 from rest_framework import serializers
 
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
-from apps.core.rate_limits import enforce_rate_limit
 from apps.memory.models import Memory
-from apps.tenancy.scope import RequestScope
+from apps.tenancy.api_base import TenantApi
 
 WRITE_ERRORS = {**COMMON_ERRORS, 404: ErrorSerializer, 409: ErrorSerializer, 423: ErrorSerializer}
 WRITE_ERRORS[429] = ErrorSerializer
 
 
-def enforce_write_rate(scope: RequestScope) -> None:
-    enforce_rate_limit(
-        bucket=f"memory-write:{scope.api_key.pk}",
+def enforce_write_rate(api: TenantApi, *, items: int) -> None:
+    """Writes count per (tenant, subject), one per item: a 500-item batch counts 500."""
+    api.enforce_subject_rate(
+        bucket="memory-write",
         limit=settings.MEMORY_WRITE_RATE_LIMIT,
         window_seconds=settings.MEMORY_WRITE_RATE_WINDOW_SECONDS,
+        cost=items,
     )
 
 

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
+from apps.core.api.fields import MetadataField, OffsetField, ProjectIdField
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.memory.apis.common import (
     WRITE_ERRORS,
@@ -26,11 +27,10 @@ from apps.memory.selectors import memory_list, memory_list_all_subjects
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,
-    memory_create_many,
     memory_forget,
     memory_forget_any,
     memory_supersede,
-    session_append_many,
+    memory_write_batch,
 )
 from apps.tenancy.api_base import TenantApi, idempotent
 from apps.tenancy.scope import RequestScope
@@ -62,8 +62,8 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     tags = serializers.ListField(
         child=serializers.CharField(max_length=64), required=False, max_length=50
     )
-    metadata = serializers.DictField(required=False)
-    project_id = serializers.UUIDField(required=False, allow_null=True)
+    metadata = MetadataField(required=False)
+    project_id = ProjectIdField()
     confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
     supersedes = serializers.UUIDField(required=False, allow_null=True)
     # session
@@ -71,7 +71,9 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     content = serializers.CharField(required=False, trim_whitespace=False)
     role = serializers.ChoiceField(choices=SessionRole.values, required=False)
     expires_at = serializers.DateTimeField(required=False)
-    ttl_seconds = serializers.IntegerField(required=False, min_value=1)
+    ttl_seconds = serializers.IntegerField(
+        required=False, min_value=1, max_value=settings.SESSION_MAX_TTL_SECONDS
+    )
 
     @override
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +126,7 @@ class MemoryListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     limit = serializers.IntegerField(
         required=False, default=50, min_value=1, max_value=settings.MEMORY_LIST_MAX_LIMIT
     )
-    offset = serializers.IntegerField(required=False, default=0, min_value=0)
+    offset = OffsetField()
 
 
 def _long_term_draft(item: dict[str, Any]) -> MemoryDraft:
@@ -150,13 +152,12 @@ def _session_draft(item: dict[str, Any]) -> SessionTurnDraft:
 
 
 def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Write a mixed batch: every item validated first, then each tier all-or-nothing."""
+    """Write a mixed batch: every item validated first, both tiers in one transaction."""
     long_term = [_long_term_draft(i) for i in items if i["tier"] == "long_term"]
     turns = [_session_draft(i) for i in items if i["tier"] == "session"]
-    memories = memory_create_many(
-        tenant=scope.tenant, subject_id=scope.subject_id, drafts=long_term
+    memories, rows = memory_write_batch(
+        tenant=scope.tenant, subject_id=scope.subject_id, memories=long_term, turns=turns
     )
-    rows = session_append_many(tenant=scope.tenant, subject_id=scope.subject_id, drafts=turns)
     memory_iter = iter(render_many(MemoryOutputSerializer, memories))
     turn_iter = iter(render_many(SessionTurnOutputSerializer, rows))
     rendered: list[dict[str, Any]] = []
@@ -169,6 +170,8 @@ def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[
 
 
 class MemoryListApi(TenantApi):
+    rate_limited_methods = frozenset({"POST"})
+
     @extend_schema(
         operation_id="memory_write",
         request=MemoryWriteInputSerializer,
@@ -187,7 +190,7 @@ class MemoryListApi(TenantApi):
         """
         payload = MemoryWriteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        enforce_write_rate(self.scope)
+        enforce_write_rate(self, items=1)
         item = payload.validated_data
         if item["tier"] == "long_term" and item.get("supersedes"):
             memory = memory_supersede(
@@ -232,6 +235,8 @@ class MemoryBatchOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class MemoryBatchApi(TenantApi):
+    rate_limited_methods = frozenset({"POST"})
+
     @extend_schema(
         operation_id="memory_write_batch",
         request=MemoryBatchInputSerializer,
@@ -244,7 +249,7 @@ class MemoryBatchApi(TenantApi):
         nothing."""
         payload = MemoryBatchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        enforce_write_rate(self.scope)
+        enforce_write_rate(self, items=len(payload.validated_data["items"]))
         data = _write_items(self.scope, payload.validated_data["items"])
         return Response(
             {"data": data, "meta": {"written": len(data)}}, status=status.HTTP_201_CREATED

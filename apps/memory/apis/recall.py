@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.fields import ProjectIdField
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.memory.apis.common import MemoryOutputSerializer
 from apps.memory.selectors import RECALL_MODES, RECALL_SELECTION_REASONS, memory_recall
@@ -19,8 +20,8 @@ from apps.tenancy.api_base import TenantApi
 class MemoryRecallInputSerializer(serializers.Serializer[dict[str, Any]]):
     # The query itself is validated by the selector so every surface shares one contract
     # (`invalid_query`, `query_too_long`).
-    query = serializers.JSONField()
-    project_id = serializers.UUIDField(required=False, allow_null=True)
+    query = serializers.JSONField(allow_null=True, help_text="1-500 characters.")
+    project_id = ProjectIdField()
     limit = serializers.IntegerField(
         required=False,
         default=settings.MEMORY_RECALL_DEFAULT_LIMIT,
@@ -55,6 +56,7 @@ class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 class MemoryRecallApi(TenantApi):
     halted_methods = frozenset()  # recall is a read, even though it is a POST
+    rate_limited_methods = frozenset({"POST"})
 
     @extend_schema(
         operation_id="memory_recall",
@@ -76,6 +78,7 @@ class MemoryRecallApi(TenantApi):
         """
         payload = MemoryRecallInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
+        self.enforce_recall_rate()
         args = payload.validated_data
         result = memory_recall(
             tenant=self.scope.tenant,

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.fields import OffsetField
 from apps.core.api.serializers import COMMON_ERRORS
 from apps.memory.apis.common import ListMetaSerializer, SessionTurnOutputSerializer
 from apps.memory.selectors import session_history
@@ -22,7 +23,7 @@ class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 class SessionHistoryFilterSerializer(serializers.Serializer[dict[str, Any]]):
     limit = serializers.IntegerField(required=False, default=200, min_value=1, max_value=1000)
-    offset = serializers.IntegerField(required=False, default=0, min_value=0)
+    offset = OffsetField()
 
 
 class SessionHistoryApi(TenantApi):

@@ -1,5 +1,6 @@
 """Writes on agent memory. Import from the submodules; this package re-exports the public API."""
 
+from apps.memory.services.batch import memory_write_batch
 from apps.memory.services.embedding import memory_backfill_embeddings, memory_embed_pending
 from apps.memory.services.long_term import (
     MemoryDraft,
@@ -29,6 +30,7 @@ __all__ = [
     "memory_reembed",
     "memory_remember",
     "memory_supersede",
+    "memory_write_batch",
     "session_append",
     "session_append_many",
     "session_prune_expired",

@@ -114,7 +114,11 @@ def _enqueue_embedding(memories: Sequence[Memory]) -> None:
     ids = [str(memory.pk) for memory in memories]
     batch = settings.EMBEDDING_BATCH_SIZE
     for start in range(0, len(ids), batch):
-        transaction.on_commit(_embedding_enqueuer(ids[start : start + batch]), using=PRIMARY)
+        # robust: a broker outage must not turn the committed write into an error; the
+        # backfill embeds the row once the broker is back.
+        transaction.on_commit(
+            _embedding_enqueuer(ids[start : start + batch]), using=PRIMARY, robust=True
+        )
 
 
 def _embedding_enqueuer(chunk: list[str]) -> Callable[[], None]:

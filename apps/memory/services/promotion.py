@@ -209,7 +209,8 @@ def promotion_request(
             # Another process reserved this session between our check and insert (the
             # partial unique index on in-flight jobs is the structural backstop).
             return PromotionRequest(session_id=session_id, enqueued=False, reason="already_queued")
-        transaction.on_commit(_enqueue(job.pk), using=PRIMARY)
+        # robust: the job row is committed; with the broker down the sweep re-queues it.
+        transaction.on_commit(_enqueue(job.pk), using=PRIMARY, robust=True)
     return PromotionRequest(session_id=session_id, enqueued=True, reason="enqueued", job_id=job.pk)
 
 

@@ -62,7 +62,7 @@ class ReembedResult:
 def provider_fingerprint(config: EmbeddingConfig) -> str:
     """Endpoint, model and dimensions — what makes two vectors comparable. Never the key."""
     dimensions = f"|{config.dimensions}" if config.dimensions else ""
-    return f"{config.breaker_key}{dimensions}"
+    return f"{config.endpoint_key}{dimensions}"
 
 
 def _memory_candidates(*, tenant: Tenant, embedded_before: datetime | None) -> QuerySet[Memory]:

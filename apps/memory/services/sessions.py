@@ -74,6 +74,14 @@ def _validate(draft: SessionTurnDraft, *, index: int) -> None:
         )
 
 
+def session_drafts_validate(*, drafts: Sequence[SessionTurnDraft]) -> None:
+    """Every check :func:`session_append_many` makes, without writing anything."""
+    now = timezone.now()
+    for index, draft in enumerate(drafts):
+        _validate(draft, index=index)
+        _expiry(draft, now=now, index=index)
+
+
 def session_append_many(
     *, tenant: Tenant, subject_id: str, drafts: Sequence[SessionTurnDraft]
 ) -> list[SessionMemory]:

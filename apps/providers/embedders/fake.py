@@ -22,8 +22,9 @@ _WORD_WEIGHT = 1.0
 _TRIGRAM_WEIGHT = 0.25
 
 
-class FakeProviderError(RuntimeError):
-    """What the fake raises for a text carrying ``FAIL_MARKER``."""
+class FakeProviderError(ConnectionError):
+    """What the fake raises for a text carrying ``FAIL_MARKER``: a transport fault, which the
+    circuit breaker counts."""
 
 
 class FakeEmbedder:

@@ -1,0 +1,37 @@
+"""A mixed write of both tiers: every item validated first, then one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from apps.core.db.routers import PRIMARY
+from apps.memory.models import Memory, SessionMemory
+from apps.memory.services.long_term import MemoryDraft, memory_create_many
+from apps.memory.services.sessions import (
+    SessionTurnDraft,
+    session_append_many,
+    session_drafts_validate,
+)
+from apps.tenancy.models import Tenant
+
+
+def memory_write_batch(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    memories: Sequence[MemoryDraft],
+    turns: Sequence[SessionTurnDraft],
+) -> tuple[list[Memory], list[SessionMemory]]:
+    """Write long-term memories and session turns all-or-nothing across both tiers.
+
+    The session checks run before anything is written, and both tiers commit in one
+    transaction, so an invalid item or a quota overflow in either tier leaves no row behind
+    (a client's retry then cannot duplicate the half that would otherwise have committed).
+    """
+    session_drafts_validate(drafts=turns)
+    with transaction.atomic(using=PRIMARY):
+        written = memory_create_many(tenant=tenant, subject_id=subject_id, drafts=memories)
+        rows = session_append_many(tenant=tenant, subject_id=subject_id, drafts=turns)
+    return written, rows

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `make fuzz`: schemathesis over the whole OpenAPI schema against a live server, once with an
+# agent key and once with a user key. Fails on any 5xx, any response that breaks its schema and
+# any status code the schema does not document. Own data dir, own port, own processes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+PORT="${FUZZ_PORT:-8765}"
+MAX_EXAMPLES="${FUZZ_MAX_EXAMPLES:-30}"
+MAX_TIME="${FUZZ_MAX_TIME:-90}"
+export DJANGO_SETTINGS_MODULE=config.settings.local
+export DJANGO_DEBUG=false
+export ENGRAM_DATA_DIR="${ENGRAM_DATA_DIR:-$PWD/.data}/fuzz"
+export ENGRAM_EMBEDDING_PROVIDER=fake
+# Limits high enough that generated traffic reaches the handlers; 429 is documented anyway.
+export ENGRAM_MEMORY_WRITE_RATE_LIMIT=1000000
+export ENGRAM_RECALL_RATE_LIMIT=1000000
+mkdir -p "$ENGRAM_DATA_DIR"
+
+$BIN/python manage.py migrate --noinput -v 0
+slug="fuzz-$(date +%s)"
+$BIN/python manage.py create_tenant --slug "$slug" >/dev/null
+agent_key=$($BIN/python manage.py create_api_key --tenant "$slug" --role agent --agent-id fuzz-agent | tail -1)
+user_key=$($BIN/python manage.py create_api_key --tenant "$slug" --role user --name fuzz-user | tail -1)
+
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -z "${DATABASE_URL:-}" ]; then $BIN/python manage.py embedded_postgres stop >/dev/null || true; fi
+}
+trap cleanup EXIT INT TERM
+
+$BIN/gunicorn config.wsgi:application --bind "127.0.0.1:${PORT}" --workers 1 --threads 4 \
+  --log-level warning --error-logfile "$ENGRAM_DATA_DIR/gunicorn.log" &
+server_pid=$!
+
+status=0
+for key in "$agent_key" "$user_key"; do
+  $BIN/schemathesis run "http://127.0.0.1:${PORT}/api/schema/" \
+    --wait-for-schema 60 \
+    -H "Authorization: Bearer ${key}" \
+    --checks not_a_server_error,status_code_conformance,response_schema_conformance \
+    --max-examples "$MAX_EXAMPLES" --max-time "$MAX_TIME" --seed 1 --workers 2 \
+    --suppress-health-check all || status=1
+done
+exit $status

@@ -1,0 +1,94 @@
+"""Rate limits per (tenant, subject), counting items, on writes and on every read by meaning."""
+
+import pytest
+
+from apps.core.exceptions import RateLimited
+from apps.core.rate_limits import enforce_rate_limit
+from apps.memory.models import Memory
+from apps.tenancy.models import ApiKeyRole
+
+MEMORY = "/api/v1/memory"
+BATCH = "/api/v1/memory/batch"
+
+
+@pytest.fixture(autouse=True)
+def _no_broker(mocker):
+    mocker.patch("apps.memory.services.long_term.embed_memories_task.delay")
+
+
+def test_rotating_keys_of_one_agent_share_a_bucket(agent, make_caller, tenant, settings):
+    settings.MEMORY_WRITE_RATE_LIMIT = 1
+    rotated = make_caller(tenant, ApiKeyRole.AGENT, agent_id="agent-a")
+    assert agent.post(MEMORY, {"text": "1"}).status_code == 201
+
+    response = rotated.post(MEMORY, {"text": "2"})
+
+    assert response.status_code == 429
+    assert response.json()["error"]["code"] == "rate_limited"
+    assert 1 <= int(response["Retry-After"]) <= 61
+    assert Memory.objects.count() == 1
+
+
+def test_other_subjects_and_tenants_have_their_own_buckets(
+    agent, other_agent, foreign_agent, settings
+):
+    settings.MEMORY_WRITE_RATE_LIMIT = 1
+    assert agent.post(MEMORY, {"text": "1"}).status_code == 201
+
+    assert other_agent.post(MEMORY, {"text": "2"}).status_code == 201
+    assert foreign_agent.post(MEMORY, {"text": "3"}).status_code == 201
+    assert agent.post(MEMORY, {"text": "4"}).status_code == 429
+
+
+def test_a_500_item_batch_counts_500(agent, settings):
+    settings.MEMORY_WRITE_RATE_LIMIT = 500
+    batch = agent.post(BATCH, {"items": [{"text": f"t{i}"} for i in range(500)]})
+
+    response = agent.post(MEMORY, {"text": "one more"})
+
+    assert batch.status_code == 201
+    assert response.status_code == 429
+    assert Memory.objects.count() == 500
+
+
+def test_a_batch_over_what_is_left_is_refused_whole_and_not_charged(agent, settings):
+    settings.MEMORY_WRITE_RATE_LIMIT = 10
+    assert agent.post(BATCH, {"items": [{"text": f"t{i}"} for i in range(6)]}).status_code == 201
+
+    refused = agent.post(BATCH, {"items": [{"text": f"u{i}"} for i in range(5)]})
+    fits = agent.post(BATCH, {"items": [{"text": f"v{i}"} for i in range(4)]})
+
+    assert refused.status_code == 429
+    assert fits.status_code == 201
+    assert Memory.objects.count() == 10
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/memory/recall", "/api/v1/recall", "/api/v1/knowledge/search"],
+)
+def test_reads_by_meaning_share_one_bucket_and_answer_429(
+    agent, make_caller, tenant, settings, path
+):
+    settings.RECALL_RATE_LIMIT = 2
+    rotated = make_caller(tenant, ApiKeyRole.AGENT, agent_id="agent-a")
+    assert agent.post("/api/v1/memory/recall", {"query": "tea"}).status_code == 200
+    assert rotated.post("/api/v1/knowledge/search", {"query": "tea"}).status_code == 200
+
+    response = agent.post(path, {"query": "tea"})
+
+    assert response.status_code == 429
+    assert response.json()["error"]["code"] == "rate_limited"
+    assert int(response["Retry-After"]) >= 1
+
+
+def test_the_limit_is_counted_through_the_shared_cache(settings):
+    # Two "processes" are two calls that share nothing but the cache.
+    enforce_rate_limit(bucket="b", limit=3, window_seconds=60, cost=2, now=1_000.0)
+    enforce_rate_limit(bucket="b", limit=3, window_seconds=60, cost=1, now=1_001.0)
+
+    with pytest.raises(RateLimited) as excinfo:
+        enforce_rate_limit(bucket="b", limit=3, window_seconds=60, cost=1, now=1_002.0)
+
+    assert excinfo.value.headers == {"Retry-After": "19"}
+    assert enforce_rate_limit(bucket="b", limit=3, window_seconds=60, cost=3, now=1_021.0) == 3
