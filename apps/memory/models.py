@@ -13,6 +13,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 from pgvector.django import VectorField
 
 from apps.tenancy.models import TenantScopedModel
@@ -44,6 +45,9 @@ class SessionMemory(TenantScopedModel):
     content = models.TextField()
     metadata = models.JSONField(default=dict, blank=True)
     expires_at = models.DateTimeField()
+    # When the turn was said (a harness importing history sends the real time); defaults to
+    # the time of the write. Promotion resolves relative dates ("yesterday") against it.
+    occurred_at = models.DateTimeField(db_default=Now())
 
     class Meta:
         indexes = [
@@ -83,6 +87,13 @@ class Memory(TenantScopedModel):
         max_length=16, choices=MemorySource.choices, default=MemorySource.EXPLICIT
     )
     source_session_id = models.CharField(max_length=SESSION_ID_MAX_LENGTH, blank=True, default="")
+    # Promotion provenance: the seqs of the session turns the memory was compiled from and the
+    # compiler that produced it ("heuristic", "openai/<model>", …). Empty for other sources.
+    source_turn_seqs = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    compiler = models.CharField(max_length=200, blank=True, default="")
+    # When the thing happened or was said: given by the writer, else the write time; for a
+    # promoted memory, the turn's time or the date the compiler resolved ("yesterday").
+    occurred_at = models.DateTimeField(db_default=Now())
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     # Partition key inside the subject's scope (NULL = global), not an isolation boundary.

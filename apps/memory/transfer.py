@@ -178,6 +178,9 @@ def memory_to_mapping(memory: Memory) -> dict[str, Any]:
         "confidence": memory.confidence,
         "source": memory.source,
         "source_session_id": memory.source_session_id,
+        "source_turn_seqs": list(memory.source_turn_seqs),
+        "compiler": memory.compiler,
+        "occurred_at": _iso(memory.occurred_at),
         "project_id": _id(memory.project_id),
         "superseded_by": _id(memory.superseded_by_id),
         "superseded_at": _iso(memory.superseded_at),
@@ -205,6 +208,7 @@ def turn_to_mapping(turn: SessionMemory) -> dict[str, Any]:
         "content": turn.content,
         "metadata": turn.metadata,
         "expires_at": _iso(turn.expires_at),
+        "occurred_at": _iso(turn.occurred_at),
         "created_at": _iso(turn.created_at),
         "updated_at": _iso(turn.updated_at),
     }
@@ -362,6 +366,14 @@ class _Fields:
             raise _FieldError(f"{name} must be a list of strings")
         return value
 
+    def integers(self, name: str) -> list[int]:
+        value = self.raw(name)
+        if not isinstance(value, list) or not all(
+            isinstance(item, int) and not isinstance(item, bool) and item >= 0 for item in value
+        ):
+            raise _FieldError(f"{name} must be a list of non-negative integers")
+        return value
+
     def identifier(self, name: str) -> uuid.UUID:
         value = self.raw(name)
         try:
@@ -447,6 +459,9 @@ _MEMORY_FIELDS = [
     "confidence",
     "source",
     "source_session_id",
+    "source_turn_seqs",
+    "compiler",
+    "occurred_at",
     "project_id",
     "superseded_by",
     "superseded_at",
@@ -479,6 +494,13 @@ def _parse_memory(data: dict[str, Any], *, dimensions: int) -> Memory:
         confidence=confidence,
         source=fields.string("source"),
         source_session_id=fields.string("source_session_id"),
+        # Optional: files written before provenance and event time have none; such a memory
+        # happened when it was written.
+        source_turn_seqs=fields.integers("source_turn_seqs") if "source_turn_seqs" in data else [],
+        compiler=fields.string("compiler") if "compiler" in data else "",
+        occurred_at=fields.timestamp("occurred_at")
+        if "occurred_at" in data
+        else fields.timestamp("created_at"),
         project_id=fields.optional_uuid("project_id"),
         superseded_by_id=fields.optional_uuid("superseded_by"),
         superseded_at=fields.optional_timestamp("superseded_at"),
@@ -505,6 +527,7 @@ _TURN_FIELDS = [
     "content",
     "metadata",
     "expires_at",
+    "occurred_at",
     "created_at",
     "updated_at",
 ]
@@ -519,6 +542,9 @@ def _parse_turn(data: dict[str, Any]) -> tuple[int, SessionMemory]:
         content=fields.string("content"),
         metadata=fields.raw("metadata"),
         expires_at=fields.timestamp("expires_at"),
+        occurred_at=fields.timestamp("occurred_at")
+        if "occurred_at" in data
+        else fields.timestamp("created_at"),
         created_at=fields.timestamp("created_at"),
         updated_at=fields.timestamp("updated_at"),
     )

@@ -64,6 +64,18 @@ class Question:
     question: str
     category: int
     evidence: tuple[str, ...]
+    #: The gold answer as text ("" when the file has none).
+    answer: str = ""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One of LoCoMo's generated per-session facts, with the turns it was drawn from."""
+
+    session: int
+    speaker: str
+    text: str
+    source_dia_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,9 @@ class Conversation:
     sessions: tuple[Session, ...]
     questions: tuple[Question, ...]
     skipped_questions: int = 0
+    #: (speaker_a, speaker_b): speaker A opens the conversation.
+    speakers: tuple[str, str] = ("", "")
+    observations: tuple[Observation, ...] = ()
 
     @property
     def turn_ids(self) -> frozenset[str]:
@@ -135,6 +150,34 @@ def _sessions(sample: Mapping[str, Any]) -> tuple[Session, ...]:
     return tuple(sessions)
 
 
+def _observations(sample: Mapping[str, Any], valid_ids: frozenset[str]) -> tuple[Observation, ...]:
+    """Every ``observation.session_<N>_observation`` item; the source field may be a dia_id,
+    a comma-joined string or a list, normalised like evidence."""
+    found = []
+    raw_sessions = sample.get("observation") or {}
+    for key, by_speaker in raw_sessions.items():
+        match = re.match(r"^session_(\d+)_observation$", key)
+        if match is None or not isinstance(by_speaker, Mapping):
+            continue
+        for speaker, items in by_speaker.items():
+            for item in items or []:
+                if not isinstance(item, list | tuple) or not item:
+                    continue
+                source = item[1] if len(item) > 1 else []
+                found.append(
+                    Observation(
+                        session=int(match.group(1)),
+                        speaker=str(speaker),
+                        text=str(item[0]),
+                        source_dia_ids=normalise_evidence(
+                            source if isinstance(source, list) else [source], valid_ids
+                        ),
+                    )
+                )
+    found.sort(key=lambda observation: observation.session)
+    return tuple(found)
+
+
 def parse_conversation(sample: Mapping[str, Any]) -> Conversation:
     """One LoCoMo sample; questions are the scorable ones (category 1-4, ≥1 valid id)."""
     sample_id = str(sample["sample_id"])
@@ -156,13 +199,17 @@ def parse_conversation(sample: Mapping[str, Any]) -> Conversation:
                 question=str(qa["question"]),
                 category=category,
                 evidence=evidence,
+                answer=str(qa.get("answer", "")),
             )
         )
+    conversation = sample["conversation"]
     return Conversation(
         sample_id=sample_id,
         sessions=sessions,
         questions=tuple(questions),
         skipped_questions=skipped,
+        speakers=(str(conversation.get("speaker_a", "")), str(conversation.get("speaker_b", ""))),
+        observations=_observations(sample, valid),
     )
 
 

@@ -74,7 +74,7 @@ def test_heuristic_eval_scores_the_dataset_and_persists_nothing(dataset_path, mo
     tenants_before = set(Tenant.objects.values_list("pk", flat=True))
     emit = mocker.patch("lab.management.commands.promotion_eval.emit")
 
-    report = json.loads(_run("--dataset", str(dataset_path), "--json"))
+    report = json.loads(_run("--path", str(dataset_path), "--json"))
 
     assert report["overall"] == {
         "sessions": 2,
@@ -119,7 +119,7 @@ def test_heuristic_eval_scores_the_dataset_and_persists_nothing(dataset_path, mo
 
 
 def test_recalled_context_turns_never_reach_the_compiler(dataset_path):
-    report = json.loads(_run("--dataset", str(dataset_path), "--json", "--verbose"))
+    report = json.loads(_run("--path", str(dataset_path), "--json", "--verbose"))
 
     predicted = [p["text"] for s in report["sessions"] for p in s["predictions"]]
     assert predicted == [
@@ -131,14 +131,14 @@ def test_recalled_context_turns_never_reach_the_compiler(dataset_path):
 def test_the_confidence_gate_comes_from_settings(dataset_path, settings):
     settings.PROMOTION_CONFIDENCE_THRESHOLD = 0.82
 
-    report = json.loads(_run("--dataset", str(dataset_path), "--json"))
+    report = json.loads(_run("--path", str(dataset_path), "--json"))
 
     assert (report["overall"]["predicted"], report["overall"]["matched"]) == (1, 1)
     assert report["overall"]["recall"] == 0.3333
 
 
 def test_human_output_is_a_table(dataset_path):
-    out = _run("--dataset", str(dataset_path))
+    out = _run("--path", str(dataset_path))
 
     assert out.splitlines() == [
         "Promotion-quality eval: provider heuristic, dataset v1 (2 sessions, 3 facts)",
@@ -176,7 +176,7 @@ def test_openai_provider_runs_through_the_real_prompt_and_parser(
             fake_http.url("/v1"),
             "--model",
             "gpt-test",
-            "--dataset",
+            "--path",
             str(dataset_path),
             "--json",
         )
@@ -203,7 +203,7 @@ def test_a_provider_that_always_fails_is_a_command_error(dataset_path, fake_http
             "openai",
             "--base-url",
             fake_http.url("/v1"),
-            "--dataset",
+            "--path",
             str(dataset_path),
         )
     assert SessionMemory.objects.count() == 0
@@ -213,7 +213,7 @@ def test_remote_provider_without_key_or_url_is_refused(dataset_path, settings):
     settings.LLM_PROVIDER = "heuristic"
 
     with pytest.raises(CommandError, match="needs an API key"):
-        _run("--provider", "anthropic", "--dataset", str(dataset_path))
+        _run("--provider", "anthropic", "--path", str(dataset_path))
 
 
 def test_empty_api_key_variable_is_refused(dataset_path, monkeypatch):
@@ -225,7 +225,7 @@ def test_empty_api_key_variable_is_refused(dataset_path, monkeypatch):
             "openai",
             "--api-key-env",
             "ENGRAM_TEST_EMPTY_KEY",
-            "--dataset",
+            "--path",
             str(dataset_path),
         )
 
@@ -235,4 +235,4 @@ def test_invalid_dataset_is_a_command_error(tmp_path):
     path.write_text(json.dumps({"version": 1, "sessions": "nope"}), encoding="utf-8")
 
     with pytest.raises(CommandError, match="invalid dataset: sessions must be a list"):
-        _run("--dataset", str(path))
+        _run("--path", str(path))

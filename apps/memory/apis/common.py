@@ -38,6 +38,17 @@ class MemoryOutputSerializer(serializers.Serializer[Any]):
     # A field named `source` shadows Field.source for the type checker only.
     source = serializers.CharField()  # type: ignore[assignment]
     source_session_id = serializers.CharField()
+    source_turn_seqs = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Promoted memories: the seqs of the session turns it was compiled from.",
+    )
+    compiler = serializers.CharField(
+        help_text="Promoted memories: the compiler that produced it (heuristic, openai/<model>…)."
+    )
+    occurred_at = serializers.DateTimeField(
+        help_text="When it happened or was said: as written, else the write time; for a promoted "
+        "memory the turn's time or the date the compiler resolved from it."
+    )
     confidence = serializers.FloatField()
     superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
     superseded_at = serializers.DateTimeField(allow_null=True)
@@ -59,6 +70,7 @@ class SessionTurnOutputSerializer(serializers.Serializer[Any]):
     content = serializers.CharField()
     metadata = serializers.DictField()
     expires_at = serializers.DateTimeField()
+    occurred_at = serializers.DateTimeField()
     created_at = serializers.DateTimeField()
 
 

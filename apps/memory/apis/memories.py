@@ -66,6 +66,12 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     project_id = ProjectIdField()
     confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
     supersedes = serializers.UUIDField(required=False, allow_null=True)
+    # both tiers
+    occurred_at = serializers.DateTimeField(
+        required=False,
+        help_text="ISO 8601: when it happened or was said (importing history with its real "
+        "dates). Default: the time of the write.",
+    )
     # session
     session_id = serializers.CharField(required=False, max_length=SESSION_ID_MAX_LENGTH)
     content = serializers.CharField(required=False, trim_whitespace=False)
@@ -137,6 +143,7 @@ def _long_term_draft(item: dict[str, Any]) -> MemoryDraft:
         metadata=item.get("metadata", {}),
         project_id=item.get("project_id"),
         confidence=item.get("confidence", 1.0),
+        occurred_at=item.get("occurred_at"),
     )
 
 
@@ -148,6 +155,7 @@ def _session_draft(item: dict[str, Any]) -> SessionTurnDraft:
         metadata=item.get("metadata", {}),
         expires_at=item.get("expires_at"),
         ttl_seconds=item.get("ttl_seconds"),
+        occurred_at=item.get("occurred_at"),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 
 from django.conf import settings
 
@@ -50,6 +51,25 @@ def turn_window(turns: Sequence[Turn]) -> list[Turn]:
     return window
 
 
+def compiler_name(llm: LLMConfig) -> str:
+    """What a promoted memory records as its compiler: the provider, and the model if any."""
+    return (
+        f"{llm.provider}/{llm.model}" if llm.provider != "heuristic" and llm.model else llm.provider
+    )
+
+
+def _with_window_provenance(candidates: list[Candidate], turns: Sequence[Turn]) -> list[Candidate]:
+    """A model's candidates name no turns: each is attributed to the whole window, and
+    happened no later than the window's last turn."""
+    seqs = tuple(turn.seq for turn in turns if turn.seq is not None)
+    times = [turn.occurred_at for turn in turns if turn.occurred_at is not None]
+    last = max(times) if times else None
+    return [
+        replace(c, source_seqs=c.source_seqs or seqs, occurred_at=c.occurred_at or last)
+        for c in candidates
+    ]
+
+
 def compile_turns(turns: Sequence[Turn], *, llm: LLMConfig) -> list[Candidate]:
     """Candidates for ``turns`` (already windowed and stripped of recalled context)."""
     if not turns:
@@ -68,4 +88,4 @@ def compile_turns(turns: Sequence[Turn], *, llm: LLMConfig) -> list[Candidate]:
         )
     except LLMUnavailable as exc:
         raise CompileFailed(exc.reason) from exc
-    return parse_candidates(raw)
+    return _with_window_provenance(parse_candidates(raw), turns)

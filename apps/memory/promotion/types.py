@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 
@@ -21,6 +22,10 @@ CANDIDATE_KINDS = ("preference", "decision", "fact", "correction")
 class Turn:
     role: str
     content: str
+    #: The stored turn's seq (provenance of what is compiled from it); None outside storage.
+    seq: int | None = None
+    #: When the turn was said: the anchor for relative dates ("yesterday").
+    occurred_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -31,3 +36,7 @@ class Candidate:
     confidence: float
     kind: str = "fact"
     cross_links: tuple[str, ...] = field(default_factory=tuple)
+    #: Seqs of the turns the statement was compiled from.
+    source_seqs: tuple[int, ...] = field(default_factory=tuple)
+    #: When the thing happened: a date the compiler resolved, else the turn's time.
+    occurred_at: datetime | None = None

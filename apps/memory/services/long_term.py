@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -47,6 +48,8 @@ class MemoryDraft:
     source: str = MemorySource.EXPLICIT
     source_session_id: str = ""
     context: str = ""
+    #: When the thing happened or was said; the time of the write when not given.
+    occurred_at: datetime | None = None
 
 
 def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
@@ -107,6 +110,7 @@ def _build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
         tags=list(draft.tags),
         metadata=dict(draft.metadata),
         project_id=draft.project_id,
+        occurred_at=draft.occurred_at or timezone.now(),
     )
 
 

@@ -8,6 +8,7 @@ session's content (and the model's output) as data.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -39,6 +40,7 @@ from apps.memory.models import (
 from apps.memory.promotion.compiler import (
     CompileFailed,
     compile_turns,
+    compiler_name,
     is_recalled_context,
     session_fingerprint,
     turn_window,
@@ -65,17 +67,16 @@ class PromotionSnoozed(Exception):
 # ----------------------------------------------------------------------------- helpers
 
 
-def _session_turns(
-    *, tenant: Tenant, subject_id: str, session_id: str
-) -> list[tuple[str, str, dict[str, Any]]]:
+def _session_turns(*, tenant: Tenant, subject_id: str, session_id: str) -> list[SessionMemory]:
     """The caller's own live turns in order — the same scope as ``session_history``."""
-    rows = SessionMemory.objects.filter(
-        tenant=tenant,
-        subject_id=subject_id,
-        session_id=session_id,
-        expires_at__gt=timezone.now(),
-    ).order_by("seq")
-    return [(row.role, row.content, row.metadata) for row in rows]
+    return list(
+        SessionMemory.objects.filter(
+            tenant=tenant,
+            subject_id=subject_id,
+            session_id=session_id,
+            expires_at__gt=timezone.now(),
+        ).order_by("seq")
+    )
 
 
 def _watermark(*, tenant: Tenant, subject_id: str, session_id: str) -> str | None:
@@ -172,7 +173,7 @@ def promotion_request(
     if len(turns) < 2:
         # 0/1-turn sessions are no-ops that write no watermark and spend no budget.
         return PromotionRequest(session_id=session_id, enqueued=False, reason="too_few_turns")
-    fingerprint = session_fingerprint([(role, content) for role, content, _ in turns])
+    fingerprint = session_fingerprint([(turn.role, turn.content) for turn in turns])
     if fingerprint == _watermark(tenant=tenant, subject_id=subject_id, session_id=session_id):
         emit("memory_promotion.skipped", {"count": 1}, {"reason": "unchanged", "at": "trigger"})
         return PromotionRequest(session_id=session_id, enqueued=False, reason="unchanged")
@@ -264,7 +265,12 @@ def _nearest_promoted(
 
 
 def promotion_persist(
-    *, tenant: Tenant, subject_id: str, session_id: str, candidates: Sequence[Candidate]
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    session_id: str,
+    candidates: Sequence[Candidate],
+    compiler: str = "",
 ) -> PersistOutcome:
     """Write gated candidates as ``source: promoted`` memories (spec step 5).
 
@@ -337,6 +343,9 @@ def promotion_persist(
                 confidence=candidate.confidence,
                 source=MemorySource.PROMOTED,
                 source_session_id=session_id,
+                source_turn_seqs=list(candidate.source_seqs),
+                compiler=compiler,
+                occurred_at=candidate.occurred_at or now,
                 metadata={"kind": candidate.kind, "cross_links": kept_links},
             )
             memory.save()
@@ -404,7 +413,7 @@ def promotion_run(*, job_id: uuid.UUID | str) -> str:
         return PromotionJobStatus.DROPPED
 
     rows = _session_turns(tenant=tenant, subject_id=subject_id, session_id=session_id)
-    fingerprint = session_fingerprint([(role, content) for role, content, _ in rows])
+    fingerprint = session_fingerprint([(row.role, row.content) for row in rows])
     if len(rows) < 2 or fingerprint == _watermark(
         tenant=tenant, subject_id=subject_id, session_id=session_id
     ):
@@ -415,17 +424,20 @@ def promotion_run(*, job_id: uuid.UUID | str) -> str:
 
     turns = turn_window(
         [
-            Turn(role=role, content=content)
-            for role, content, meta in rows
-            if not is_recalled_context(meta)
+            Turn(role=row.role, content=row.content, seq=row.seq, occurred_at=row.occurred_at)
+            for row in rows
+            if not is_recalled_context(row.metadata)
         ]
     )
+    llm = tenant_llm_config(tenant=tenant)
+    started = time.perf_counter()
     try:
-        candidates = compile_turns(turns, llm=tenant_llm_config(tenant=tenant))
+        candidates = compile_turns(turns, llm=llm)
     except CompileFailed as exc:
         _finish(job, PromotionJobStatus.FAILED, {"reason": exc.reason})
         emit("memory_promotion.failed", {"count": 1}, {**metadata, "reason": exc.reason})
         return PromotionJobStatus.FAILED
+    compile_ms = round((time.perf_counter() - started) * 1000, 2)
     survivors = confidence_gate(candidates)
     emit(
         "memory_promotion.compiled",
@@ -434,7 +446,11 @@ def promotion_run(*, job_id: uuid.UUID | str) -> str:
     )
     try:
         outcome = promotion_persist(
-            tenant=tenant, subject_id=subject_id, session_id=session_id, candidates=survivors
+            tenant=tenant,
+            subject_id=subject_id,
+            session_id=session_id,
+            candidates=survivors,
+            compiler=compiler_name(llm),
         )
     except PromotionSnoozed:
         # Put the job back so the retry claims it again; the watermark is untouched.
@@ -450,7 +466,11 @@ def promotion_run(*, job_id: uuid.UUID | str) -> str:
         tenant=tenant, subject_id=subject_id, session_id=session_id
     ).update(promoted_count=F("promoted_count") + outcome.promoted)
     result = {k: v for k, v in asdict(outcome).items() if k != "memory_ids"}
-    _finish(job, PromotionJobStatus.COMPLETED, {**result, "candidates": len(candidates)})
+    _finish(
+        job,
+        PromotionJobStatus.COMPLETED,
+        {**result, "candidates": len(candidates), "compile_ms": compile_ms},
+    )
     return PromotionJobStatus.COMPLETED
 
 

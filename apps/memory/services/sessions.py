@@ -33,6 +33,8 @@ class SessionTurnDraft:
     metadata: dict[str, Any] = field(default_factory=dict)
     expires_at: datetime | None = None
     ttl_seconds: int | None = None
+    #: When the turn was said; the time of the write when not given.
+    occurred_at: datetime | None = None
 
 
 def _expiry(draft: SessionTurnDraft, *, now: datetime, index: int) -> datetime:
@@ -99,6 +101,7 @@ def session_append_many(
                 content=draft.content,
                 metadata=dict(draft.metadata),
                 expires_at=_expiry(draft, now=now, index=index),
+                occurred_at=draft.occurred_at or now,
             )
         )
     with transaction.atomic(using=PRIMARY):

@@ -231,7 +231,7 @@ def _import_memories(
     projects: dict[uuid.UUID, uuid.UUID | None],
     drop_embeddings: bool,
     report: TransferImportReport,
-) -> None:
+) -> list[Memory]:
     fresh = [parsed.memory for parsed in export.memories if parsed.memory.pk not in existing]
     graduated = {m.graduated_article_id for m in fresh if m.graduated_article_id is not None}
     articles = article_ids_in_tenant(tenant=tenant, ids=graduated) if graduated else set()
@@ -259,6 +259,7 @@ def _import_memories(
     )
     report.add(RecordType.MEMORY, created=len(fresh), skipped=len(export.memories) - len(fresh))
     report.pending_embeddings += sum(1 for memory in fresh if memory.embedding is None)
+    return fresh
 
 
 def _content_digest(content: str) -> str:
@@ -268,9 +269,10 @@ def _content_digest(content: str) -> str:
 
 def _import_turns(
     *, tenant: Tenant, turns: list[ParsedTurn], now: datetime, report: TransferImportReport
-) -> None:
+) -> dict[int, int]:
     """Turns have no global id: one already in the tenant is recognised by (subject, session,
-    role, created_at, content). New seq values are assigned in the exported seq order."""
+    role, created_at, content). New seq values are assigned in the exported seq order.
+    Returns exported seq → new seq for the turns created."""
     live = [parsed for parsed in sorted(turns, key=lambda p: p.seq) if parsed.turn.expires_at > now]
     report.expired_turns_skipped += len(turns) - len(live)
     sessions = sorted({parsed.turn.session_id for parsed in live})
@@ -308,6 +310,19 @@ def _import_turns(
         rows, ["created_at", "updated_at"], batch_size=WRITE_BATCH_SIZE
     )
     report.add(RecordType.SESSION_TURN, created=len(rows), skipped=len(live) - len(rows))
+    return {parsed.seq: parsed.turn.seq for parsed in fresh}
+
+
+def _remap_provenance(*, memories: list[Memory], seqs: dict[int, int]) -> None:
+    """Point promoted memories at the new seqs of the turns imported with them. A seq whose
+    turn is not in the file keeps its exported value (the turn was pruned, or lives elsewhere)."""
+    changed = []
+    for memory in memories:
+        remapped = [seqs.get(seq, seq) for seq in memory.source_turn_seqs]
+        if remapped != memory.source_turn_seqs:
+            memory.source_turn_seqs = remapped
+            changed.append(memory)
+    Memory.objects.bulk_update(changed, ["source_turn_seqs"], batch_size=WRITE_BATCH_SIZE)
 
 
 def _import_watermarks(
@@ -391,7 +406,7 @@ def memory_import(
             )
             progress(RecordType.ARTICLE, len(export.articles))
             progress(RecordType.ARTICLE_LINK, len(export.links))
-            _import_memories(
+            memories = _import_memories(
                 tenant=tenant,
                 export=export,
                 existing=existing,
@@ -400,7 +415,10 @@ def memory_import(
                 report=report,
             )
             progress(RecordType.MEMORY, len(export.memories))
-            _import_turns(tenant=tenant, turns=export.turns, now=timezone.now(), report=report)
+            seqs = _import_turns(
+                tenant=tenant, turns=export.turns, now=timezone.now(), report=report
+            )
+            _remap_provenance(memories=memories, seqs=seqs)
             progress(RecordType.SESSION_TURN, len(export.turns))
             _import_watermarks(tenant=tenant, export=export, report=report)
             progress(RecordType.SESSION_PROMOTION, len(export.watermarks))

@@ -1,18 +1,28 @@
-"""``promotion_eval``: score the promotion compiler against the labeled dataset.
+"""``promotion_eval``: score the promotion compiler.
 
-    manage.py promotion_eval [--provider heuristic|openai|anthropic] [--dataset PATH]
+    manage.py promotion_eval [--dataset labelled] [--path PATH]
+                             [--provider heuristic|openai|anthropic]
                              [--model NAME] [--base-url URL] [--api-key-env VAR]
                              [--json] [--verbose]
+    manage.py promotion_eval --dataset locomo --path ../shared/datasets/locomo/locomo10.json
+                             [--conversations conv-26,conv-30]
+                             [--stores turns,observations,promoted] [--json]
 
-Every session runs through the real compile path under the reserved eval subject, in a
-throwaway tenant that is rolled back; nothing is ever persisted. docs/promotion.md has the
-figures and how to read them.
+``labelled`` (the default): precision/recall against the labelled sessions; every session runs
+through the real compile path under the reserved eval subject, in a throwaway tenant that is
+rolled back, so nothing is ever persisted. ``locomo``: real conversations written to the session
+tier, promoted with the deployment's compiler and asked through memory recall, beside every turn
+and LoCoMo's observations as memories (``lab.locomo.promotion``); its tenants are removed at the
+end. docs/promotion.md has the figures and how to read them.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
+from argparse import ArgumentTypeError
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
@@ -22,6 +32,8 @@ from apps.core.management.base import EngramCommand
 from apps.core.telemetry import emit
 from apps.providers.llm import LLM_PROVIDERS, LLMConfig
 from lab import promotion_eval as evaluation
+from lab.locomo import dataset as locomo
+from lab.locomo import promotion as locomo_promotion
 
 
 def _llm_config(options: dict[str, Any]) -> LLMConfig:
@@ -50,6 +62,18 @@ def _llm_config(options: dict[str, Any]) -> LLMConfig:
             "(e.g. a local OpenAI-compatible server)."
         )
     return config
+
+
+def _names(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _stores(value: str) -> tuple[str, ...]:
+    stores = _names(value)
+    unknown = [store for store in stores if store not in locomo_promotion.STORES]
+    if not stores or unknown:
+        raise ArgumentTypeError(f"stores are {', '.join(locomo_promotion.STORES)}")
+    return tuple(store for store in locomo_promotion.STORES if store in stores)
 
 
 def _cell(value: float | None) -> str:
@@ -100,11 +124,23 @@ class Command(EngramCommand):
 
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dataset", choices=["labelled", "locomo"], default="labelled")
+        parser.add_argument(
+            "--path",
+            type=Path,
+            default=None,
+            help="The dataset file: the labelled set shipped in the repo by default; "
+            "locomo10.json for --dataset locomo.",
+        )
         parser.add_argument("--provider", choices=sorted(LLM_PROVIDERS), default="heuristic")
         parser.add_argument(
-            "--dataset",
-            default=str(evaluation.DEFAULT_DATASET_PATH),
-            help="Labeled dataset (JSON); defaults to the one shipped in the repo.",
+            "--conversations", type=_names, default=(), help="LoCoMo sample ids (locomo only)."
+        )
+        parser.add_argument(
+            "--stores",
+            type=_stores,
+            default=locomo_promotion.STORES,
+            help="Stores to build and ask (locomo only; default all three).",
         )
         parser.add_argument("--model", default="", help="Model name (openai/anthropic).")
         parser.add_argument("--base-url", default="", help="API base URL (openai/anthropic).")
@@ -119,9 +155,12 @@ class Command(EngramCommand):
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["dataset"] == "locomo":
+            self._locomo(options)
+            return
         llm = _llm_config(options)
         try:
-            dataset = evaluation.load_dataset(options["dataset"])
+            dataset = evaluation.load_dataset(options["path"] or evaluation.DEFAULT_DATASET_PATH)
         except evaluation.DatasetError as exc:
             raise CommandError(f"invalid dataset: {exc}") from exc
 
@@ -141,3 +180,74 @@ class Command(EngramCommand):
             report.as_dict(verbose=options["verbose"]),
             _human(report, dataset=dataset, verbose=options["verbose"]),
         )
+
+    def _locomo(self, options: dict[str, Any]) -> None:
+        path: Path | None = options["path"]
+        if path is None or not path.is_file():
+            raise CommandError(f"--dataset locomo needs --path to locomo10.json (got {path})")
+        if options["provider"] != "heuristic":
+            raise CommandError(
+                "--dataset locomo promotes with the deployment's compiler (ENGRAM_LLM_PROVIDER); "
+                "--provider applies to the labelled set only."
+            )
+        try:
+            conversations = locomo.load_locomo(path, sample_ids=options["conversations"])
+        except (ValueError, KeyError) as exc:
+            raise CommandError(f"not a LoCoMo file: {exc}") from exc
+
+        def progress(sample_id: str, store: str) -> None:
+            print(f"{sample_id}: {store} done", file=sys.stderr, flush=True)  # noqa: T201
+
+        started = time.perf_counter()
+        run = locomo_promotion.run_benchmark(
+            conversations, stores=options["stores"], progress=progress
+        )
+        data = {
+            "dataset": "locomo",
+            "path": str(path),
+            **locomo_promotion.report(run),
+            "elapsed_s": round(time.perf_counter() - started, 1),
+        }
+        self.render(options, data, _locomo_human(data))
+
+
+def _store_rows(block: dict[str, Any]) -> list[str]:
+    lines = [
+        f"  {'store':<14}{'memories':>9}{'per session':>13}{'questions':>11}"
+        f"{'coverage@10':>13}{'full@10':>9}"
+    ]
+    for store, figures in block.items():
+        lines.append(
+            f"  {store:<14}{figures['memories']:>9}{figures['memories_per_session']:>13.2f}"
+            f"{figures['questions']:>11}{figures['coverage_at_10']:>13.3f}"
+            f"{figures['full_at_10']:>9.3f}"
+        )
+    return lines
+
+
+def _locomo_human(data: dict[str, Any]) -> str:
+    lines = [
+        f"Promotion on LoCoMo: compiler {data['compiler']}, recall mode {data['recall_mode']}, "
+        f"limit {data['recall_limit']}; {len(data['conversations'])} conversations "
+        f"({', '.join(data['conversations'])})",
+        f"questions without content words in the answer (not scored): "
+        f"{data['questions_without_content_words']}",
+        "",
+        "all conversations run",
+        *_store_rows(data["all"]),
+    ]
+    for name, block in data["splits"].items():
+        lines += ["", f"{name} split", *_store_rows(block)]
+    promotion = data.get("promotion")
+    if promotion:
+        lines += [
+            "",
+            f"promotion: {promotion['sessions']} sessions, jobs {promotion['jobs']}, "
+            f"superseded {promotion['superseded']}",
+            f"compile {promotion['compile_ms_per_session']} ms/session, promote (request, "
+            f"compile, embed, persist) {promotion['promote_ms_per_session']} ms/session",
+            f"re-promoting every session: {promotion['repromote_reasons']}, rows added "
+            f"{promotion['repromote_rows_added']}",
+        ]
+    lines.append(f"tenants removed: {data['tenants_removed']}; elapsed {data['elapsed_s']} s")
+    return "\n".join(lines)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 from typing import Any
 
@@ -34,6 +34,8 @@ MEMORY_FIELDS = (
     "confidence",
     "source",
     "source_session_id",
+    "compiler",
+    "occurred_at",
     "tags",
     "metadata",
     "project_id",
@@ -55,6 +57,7 @@ TURN_FIELDS = (
     "content",
     "metadata",
     "expires_at",
+    "occurred_at",
     "created_at",
     "updated_at",
 )
@@ -228,11 +231,16 @@ def build_corpus(tenant, project: Project) -> dict[str, Any]:
     )
     pending = remember(tenant, "agent-b", "Pending vector.", embed=False)
 
-    session_append_many(
+    turns = session_append_many(
         tenant=tenant,
         subject_id="agent-a",
         drafts=[
-            SessionTurnDraft(session_id="s1", content="hello", ttl_seconds=3600),
+            SessionTurnDraft(
+                session_id="s1",
+                content="hello",
+                ttl_seconds=3600,
+                occurred_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
+            ),
             SessionTurnDraft(session_id="s2", content="other session", ttl_seconds=3600),
             SessionTurnDraft(
                 session_id="s1",
@@ -250,6 +258,12 @@ def build_corpus(tenant, project: Project) -> dict[str, Any]:
         drafts=[SessionTurnDraft(session_id="s9", content="gone soon", ttl_seconds=3600)],
     )[0]
     SessionMemory.objects.filter(seq=expired.seq).update(expires_at=now - timedelta(seconds=1))
+    # Promotion provenance on the superseded promoted row: compiled from s1's first turn.
+    Memory.objects.filter(pk=old.pk).update(
+        source_turn_seqs=[turns[0].seq],
+        compiler="heuristic",
+        occurred_at=datetime(2023, 5, 7, tzinfo=UTC),
+    )
     SessionPromotion.objects.create(
         tenant=tenant,
         subject_id="agent-a",

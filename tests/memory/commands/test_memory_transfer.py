@@ -119,6 +119,35 @@ def test_export_wipe_import_reproduces_the_tenant_exactly(tenant, corpus, tmp_pa
         "hi there",
         "hello",
     ]
+    # Provenance and event time came along; the seqs point at the re-created turn.
+    first_turn = SessionMemory.objects.filter(session_id="s1").order_by("seq").first()
+    assert (old.source_turn_seqs, old.compiler, old.occurred_at.isoformat()) == (
+        [first_turn.seq],
+        "heuristic",
+        "2023-05-07T00:00:00+00:00",
+    )
+    assert first_turn.occurred_at.isoformat() == "2023-05-08T13:56:00+00:00"
+
+
+def test_a_file_without_event_time_or_provenance_imports_as_written(tenant, corpus, tmp_path):
+    path = tmp_path / "export.jsonl"
+    _export(tenant, path)
+    records = _lines(path)
+    for record in records:
+        for name in ("occurred_at", "source_turn_seqs", "compiler"):
+            record.pop(name, None)
+    _write(path, records)
+    wipe(tenant)
+
+    _import(tenant, path)
+
+    memories = list(Memory.objects.filter(tenant=tenant))
+    assert len(memories) == 5
+    assert all(m.occurred_at == m.created_at for m in memories)
+    assert all((m.source_turn_seqs, m.compiler) == ([], "") for m in memories)
+    turns = list(SessionMemory.objects.filter(tenant=tenant))
+    assert len(turns) == 4
+    assert all(t.occurred_at == t.created_at for t in turns)
 
 
 def test_reimport_adds_nothing(tenant, corpus, tmp_path):

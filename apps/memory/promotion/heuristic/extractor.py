@@ -94,6 +94,16 @@ def extract_candidates(turns: Sequence[Turn]) -> list[Candidate]:
         if turn.role == "assistant":
             answered_question = turn.content.rstrip().endswith("?")
     return [
-        Candidate(text=s.text, confidence=s.confidence, kind=s.kind)
-        for s in _deduplicated(_superseded(statements))
+        _candidate(statement, turns[statement.position[0]])
+        for statement in _deduplicated(_superseded(statements))
     ]
+
+
+def _candidate(statement: _Statement, turn: Turn) -> Candidate:
+    return Candidate(
+        text=statement.text,
+        confidence=statement.confidence,
+        kind=statement.kind,
+        source_seqs=(turn.seq,) if turn.seq is not None else (),
+        occurred_at=turn.occurred_at,
+    )
