@@ -36,9 +36,15 @@ def backfill_embeddings_task() -> None:
 
 @shared_task(name="memory.prune_expired_sessions", ignore_result=True, acks_late=True)
 def prune_expired_sessions_task() -> None:
+    from apps.core.telemetry import emit
     from apps.memory.services import session_prune_expired
 
-    session_prune_expired()
+    report = session_prune_expired()
+    emit(
+        "memory_session.pruned",
+        {"deleted": report.total, "held": report.held},
+        {"deleted_by_reason": report.deleted},
+    )
 
 
 MAX_PROMOTION_SNOOZES = 12

@@ -68,13 +68,11 @@ class PromotionSnoozed(Exception):
 
 
 def _session_turns(*, tenant: Tenant, subject_id: str, session_id: str) -> list[SessionMemory]:
-    """The caller's own live turns in order — the same scope as ``session_history``."""
+    """The caller's own turns in order — the scope of ``session_history``, plus the expired
+    turns the prune holds back until promotion has seen them."""
     return list(
         SessionMemory.objects.filter(
-            tenant=tenant,
-            subject_id=subject_id,
-            session_id=session_id,
-            expires_at__gt=timezone.now(),
+            tenant=tenant, subject_id=subject_id, session_id=session_id
         ).order_by("seq")
     )
 
@@ -491,9 +489,9 @@ def promotion_sweep(*, now: datetime | None = None) -> SweepResult:
     nearest its prune deadline is never starved behind newer ones.
     """
     now = now or timezone.now()
+    # Expired turns still present are held for this sweep (session_prune_expired), so they count.
     sessions = (
-        SessionMemory.objects.filter(expires_at__gt=now)
-        .exclude(subject_id__startswith=RESERVED_SUBJECT_PREFIX)
+        SessionMemory.objects.exclude(subject_id__startswith=RESERVED_SUBJECT_PREFIX)
         .values("tenant_id", "subject_id", "session_id")
         .annotate(last_turn=Max("created_at"), deadline=Min("expires_at"))
         .filter(

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
@@ -18,9 +19,11 @@ from apps.memory.models import (
     SESSION_CONTENT_MAX_BYTES,
     SESSION_ID_MAX_LENGTH,
     SessionMemory,
+    SessionPromotion,
     SessionRole,
 )
 from apps.tenancy.models import Tenant
+from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 
 PRUNE_BATCH_SIZE = 5_000
 
@@ -113,17 +116,74 @@ def session_append(*, tenant: Tenant, subject_id: str, draft: SessionTurnDraft) 
     return session_append_many(tenant=tenant, subject_id=subject_id, drafts=[draft])[0]
 
 
-def session_prune_expired(*, now: datetime | None = None) -> int:
-    """Delete expired turns in bounded batches. Returns how many rows were deleted."""
-    now = now or timezone.now()
+@dataclass
+class PruneReport:
+    """What the prune deleted, by reason, and how many expired turns it held back."""
+
+    deleted: dict[str, int] = field(default_factory=dict)
+    #: Expired turns of sessions promotion has not processed yet, kept for it.
+    held: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.deleted.values())
+
+
+def _delete_in_batches(queryset: QuerySet[SessionMemory]) -> int:
     total = 0
     while True:
-        batch = list(
-            SessionMemory.objects.filter(expires_at__lte=now).values_list("seq", flat=True)[
-                :PRUNE_BATCH_SIZE
-            ]
-        )
+        batch = list(queryset.values_list("seq", flat=True)[:PRUNE_BATCH_SIZE])
         if not batch:
             return total
         deleted, _ = SessionMemory.objects.filter(seq__in=batch).delete()
         total += deleted
+
+
+def session_prune_expired(*, now: datetime | None = None) -> PruneReport:
+    """Delete expired turns in bounded batches, except those promotion has yet to see.
+
+    An expired turn is deleted when its session was promoted after the turn was written
+    (``promoted``), when its subject is reserved and never promoted (``reserved``), when it is
+    its session's only turn, which promotion skips (``single_turn``), or when it expired more
+    than ``SESSION_PROMOTION_HOLD_MAX_SECONDS`` ago (``hold_ceiling``). Every other expired
+    turn is held, so a short TTL cannot outrun the sweep.
+    """
+    now = now or timezone.now()
+    expired = SessionMemory.objects.filter(expires_at__lte=now)
+    same_session = {
+        "tenant_id": OuterRef("tenant_id"),
+        "subject_id": OuterRef("subject_id"),
+        "session_id": OuterRef("session_id"),
+    }
+    reasons: list[tuple[str, QuerySet[SessionMemory]]] = [
+        (
+            "hold_ceiling",
+            expired.filter(
+                expires_at__lte=now - timedelta(seconds=settings.SESSION_PROMOTION_HOLD_MAX_SECONDS)
+            ),
+        ),
+        ("reserved", expired.filter(subject_id__startswith=RESERVED_SUBJECT_PREFIX)),
+        (
+            "promoted",
+            expired.filter(
+                Exists(
+                    SessionPromotion.objects.filter(
+                        **same_session, updated_at__gte=OuterRef("created_at")
+                    )
+                )
+            ),
+        ),
+        (
+            "single_turn",
+            expired.exclude(
+                Exists(SessionMemory.objects.filter(**same_session).exclude(seq=OuterRef("seq")))
+            ),
+        ),
+    ]
+    report = PruneReport()
+    for reason, queryset in reasons:
+        deleted = _delete_in_batches(queryset)
+        if deleted:
+            report.deleted[reason] = deleted
+    report.held = SessionMemory.objects.filter(expires_at__lte=now).count()
+    return report

@@ -21,3 +21,7 @@ PROMOTION_SWEEP_IDLE_SECONDS = env.int("ENGRAM_PROMOTION_SWEEP_IDLE_SECONDS", de
 PROMOTION_SWEEP_MAX_SESSIONS = env.int("ENGRAM_PROMOTION_SWEEP_MAX_SESSIONS", default=200)
 # The session TTL the invariant is checked against: the default TTL clients are told to use.
 SESSION_DEFAULT_TTL_SECONDS = env.int("ENGRAM_SESSION_DEFAULT_TTL_SECONDS", default=24 * 3_600)
+# Expired turns of a session promotion has not processed are kept this long at most.
+SESSION_PROMOTION_HOLD_MAX_SECONDS = env.int(
+    "ENGRAM_SESSION_PROMOTION_HOLD_MAX_SECONDS", default=7 * 24 * 3_600
+)

@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
-from apps.memory.models import SessionMemory
+from apps.memory.models import SessionMemory, SessionPromotion
 from apps.memory.selectors import session_history
 from apps.memory.services import (
     SessionTurnDraft,
@@ -90,11 +90,100 @@ def test_expires_at_in_the_past_is_refused(tenant):
 def test_prune_deletes_only_expired_turns(tenant):
     session_append(tenant=tenant, subject_id="a", draft=_turn("short", ttl_seconds=60))
     session_append(tenant=tenant, subject_id="a", draft=_turn("long", ttl_seconds=7200))
+    SessionPromotion.objects.create(
+        tenant=tenant, subject_id="a", session_id="s1", content_hash="0" * 64
+    )
 
-    deleted = session_prune_expired(now=timezone.now() + timedelta(seconds=120))
+    report = session_prune_expired(now=timezone.now() + timedelta(seconds=120))
 
-    assert deleted == 1
+    assert (report.deleted, report.held, report.total) == ({"promoted": 1}, 0, 1)
     assert list(SessionMemory.objects.values_list("content", flat=True)) == ["long"]
+
+
+def test_a_never_promoted_session_keeps_its_expired_turns_for_the_sweep(tenant, settings):
+    settings.SESSION_PROMOTION_HOLD_MAX_SECONDS = 3600
+    session_append_many(
+        tenant=tenant,
+        subject_id="a",
+        drafts=[_turn("I adopted a puppy", ttl_seconds=60), _turn("Nice", ttl_seconds=60)],
+    )
+    later = timezone.now() + timedelta(seconds=120)
+
+    held = session_prune_expired(now=later)
+
+    assert (held.deleted, held.held) == ({}, 2)
+    assert SessionMemory.objects.count() == 2
+    # Promotion (the sweep) processes the session: the watermark releases its turns.
+    SessionPromotion.objects.create(
+        tenant=tenant, subject_id="a", session_id="s1", content_hash="0" * 64
+    )
+    released = session_prune_expired(now=later)
+    assert (released.deleted, released.held) == ({"promoted": 2}, 0)
+    assert SessionMemory.objects.count() == 0
+
+
+def test_a_turn_written_after_the_watermark_is_still_held(tenant):
+    session_append(tenant=tenant, subject_id="a", draft=_turn("old", ttl_seconds=60))
+    SessionPromotion.objects.create(
+        tenant=tenant, subject_id="a", session_id="s1", content_hash="0" * 64
+    )
+    SessionPromotion.objects.update(updated_at=timezone.now() - timedelta(seconds=30))
+    session_append_many(
+        tenant=tenant,
+        subject_id="a",
+        drafts=[_turn("new", ttl_seconds=60), _turn("newer", ttl_seconds=60)],
+    )
+    SessionMemory.objects.filter(content="old").update(
+        created_at=timezone.now() - timedelta(seconds=60)
+    )
+
+    report = session_prune_expired(now=timezone.now() + timedelta(seconds=120))
+
+    assert (report.deleted, report.held) == ({"promoted": 1}, 2)
+    assert list(SessionMemory.objects.order_by("seq").values_list("content", flat=True)) == [
+        "new",
+        "newer",
+    ]
+
+
+def test_the_hold_has_a_ceiling_and_single_turns_and_reserved_subjects_are_not_held(
+    tenant, settings
+):
+    settings.SESSION_PROMOTION_HOLD_MAX_SECONDS = 600
+    session_append_many(
+        tenant=tenant,
+        subject_id="a",
+        drafts=[_turn("x", session="two"), _turn("y", session="two"), _turn("z", session="one")],
+    )
+    session_append_many(
+        tenant=tenant,
+        subject_id="engram:promotion-eval",
+        drafts=[_turn("p", session="r"), _turn("q", session="r")],
+    )
+    SessionMemory.objects.update(expires_at=timezone.now() - timedelta(seconds=60))
+
+    early = session_prune_expired()
+
+    assert (early.deleted, early.held) == ({"reserved": 2, "single_turn": 1}, 2)
+    ceiling = session_prune_expired(now=timezone.now() + timedelta(seconds=700))
+    assert (ceiling.deleted, ceiling.held) == ({"hold_ceiling": 2}, 0)
+    assert SessionMemory.objects.count() == 0
+
+
+def test_the_prune_task_reports_what_it_deleted_and_why(tenant, mocker):
+    emit = mocker.patch("apps.core.telemetry.emit")
+    session_append(tenant=tenant, subject_id="a", draft=_turn("alone", ttl_seconds=60))
+    SessionMemory.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    from apps.memory.tasks import prune_expired_sessions_task
+
+    prune_expired_sessions_task()
+
+    emit.assert_called_once_with(
+        "memory_session.pruned",
+        {"deleted": 1, "held": 0},
+        {"deleted_by_reason": {"single_turn": 1}},
+    )
 
 
 def test_expired_turns_are_not_read_before_the_prune_runs(tenant):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from apps.memory.promotion.heuristic.conversation import conversation_candidates, speakers
 from apps.memory.promotion.heuristic.levels import (
     ADVERSARIAL_TURNS,
     NEAR_DUPLICATE_JACCARD,
@@ -75,13 +76,18 @@ def _deduplicated(statements: list[_Statement]) -> list[_Statement]:
 
 def extract_candidates(turns: Sequence[Turn]) -> list[Candidate]:
     """Durable statements in ``turns`` with a rule-based confidence, in session order."""
+    names = speakers(turns)
+    # In a conversation between named people both sides speak for themselves.
+    spoken = ("user", "fact", "assistant") if names is not None else ("user", "fact")
     injected = {
         index
         for index, turn in enumerate(turns)
-        if turn.role in ("user", "fact") and is_injection(turn.content)
+        if turn.role in spoken and is_injection(turn.content)
     }
     if len(injected) >= ADVERSARIAL_TURNS:
         return []
+    if names is not None:
+        return conversation_candidates(turns, names=names, injected=injected)
     statements: list[_Statement] = []
     answered_question = False
     for index, turn in enumerate(turns):

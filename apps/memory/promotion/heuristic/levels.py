@@ -21,6 +21,7 @@ FACT_TURN = 0.7  # a ``fact`` turn recorded by the harness
 UNIVERSAL = 0.7  # third-person statement quantified over the project ("all our deploys …")
 ACKNOWLEDGED = 0.65  # assistant "Understood: …" restating what the user said
 QUALIFIED = 0.65  # third-person statement with a scope marker ("the lab standard")
+CONVERSATION_FACT = 0.7  # something a named speaker said in passing (event, plan, relation …)
 HEDGE_PENALTY = 0.3
 PRONOUN_PENALTY = 0.15
 RECORD_BONUS = 0.05
@@ -33,6 +34,8 @@ NEAR_DUPLICATE_JACCARD = 0.8
 SUPERSEDE_JACCARD = 0.4
 RESTATEMENT_JACCARD = 0.3
 MIN_CONTENT_WORDS = 1
+#: Content words (filler and the speakers' names left out) a conversation sentence needs.
+CONVERSATION_MIN_CONTENT_WORDS = 2
 
 _I = re.IGNORECASE
 
