@@ -40,6 +40,9 @@ class Memory(EngramModel):
     recall_count: int
     last_recalled_at: datetime | None
     embedding_status: str
+    source_turn_seqs: list[int]
+    compiler: str
+    occurred_at: datetime
     created_at: datetime
 
 
@@ -52,6 +55,7 @@ class SessionTurn(EngramModel):
     content: str
     metadata: dict[str, Any]
     expires_at: datetime
+    occurred_at: datetime
     created_at: datetime
 
 
