@@ -10,6 +10,8 @@ class MemoryConfig(AppConfig):
     @override
     def ready(self) -> None:
         from apps.memory.services.promotion import assert_promotion_ttl_invariant
+        from apps.memory.services.promotion_lease import assert_promotion_lease_invariant
 
         # Fail at start-up, naming the settings, rather than silently losing sessions later.
         assert_promotion_ttl_invariant()
+        assert_promotion_lease_invariant()

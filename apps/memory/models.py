@@ -200,10 +200,21 @@ class PromotionJob(TenantScopedModel):
     )
     outcome = models.JSONField(default=dict, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The lease: when the job was last put on the queue and last claimed by a worker, and how
+    # many claims it has had. A queued or running job older than the lease was lost (message
+    # gone, worker killed) and the reaper re-queues it, or fails it once attempts run out.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         indexes = [
             models.Index(fields=["tenant", "created_at"], name="promotion_job_budget_idx"),
+            models.Index(
+                fields=["status", "claimed_at"],
+                condition=Q(status__in=PROMOTION_IN_FLIGHT_STATUSES),
+                name="promotion_job_in_flight_idx",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -243,3 +254,18 @@ class ReembedRun(TenantScopedModel):
                 name="reembed_run_one_open_per_tenant",
             ),
         ]
+
+
+class GraduationDeferral(TenantScopedModel):
+    """A memory whose graduation by the sweep raised: not offered again before ``retry_at``.
+
+    Without it the failing memory (hottest first) would head the sweep's queue every run.
+    Removed when the memory graduates.
+    """
+
+    memory = models.OneToOneField(
+        Memory, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    attempts = models.PositiveSmallIntegerField(default=1)
+    retry_at = models.DateTimeField()
+    reason = models.CharField(max_length=200)

@@ -59,17 +59,22 @@ MAX_PROMOTION_SNOOZES = 12
 )
 def promote_session_task(self: Any, job_id: str) -> None:
     from apps.memory.services.promotion import PromotionSnoozed, promotion_run
+    from apps.memory.services.promotion_lease import RETRIES_EXHAUSTED, job_fail
 
     try:
         promotion_run(job_id=job_id)
-    except PromotionSnoozed:
+    except PromotionSnoozed as exc:
+        if self.request.retries >= MAX_PROMOTION_SNOOZES:
+            # Out of retries: fail the job so its session is free for a later trigger.
+            job_fail(job_id=job_id, reason=RETRIES_EXHAUSTED, detail=exc.reason)
+            return
         # Embeddings are down: nothing was written and the job is queued again.
         raise self.retry(countdown=settings.EMBEDDING_RETRY_COUNTDOWN_SECONDS) from None
 
 
 @shared_task(name="memory.promotion_sweep", ignore_result=True, acks_late=True)
 def promotion_sweep_task() -> None:
-    from apps.memory.services.promotion import promotion_sweep
+    from apps.memory.services.promotion_sweep import promotion_sweep
 
     promotion_sweep()
 

@@ -96,6 +96,19 @@ def tenant_halt(*, tenant: Tenant, reason: str = "") -> Tenant:
     return tenant
 
 
+def tenant_hold_unhalted(*, tenant: Tenant) -> bool:
+    """Inside a transaction, just before a background job writes a tenant's data: hold the
+    tenant's row so a concurrent halt waits for this commit, and say whether writing is
+    allowed (False when the tenant is halted, or gone)."""
+    halted = (
+        Tenant.objects.select_for_update(no_key=True)
+        .filter(pk=tenant.pk)
+        .values_list("halted_at", flat=True)
+    )
+    rows = list(halted)
+    return bool(rows) and rows[0] is None
+
+
 def tenant_resume(*, tenant: Tenant) -> Tenant:
     tenant.halted_at = None
     tenant.halt_reason = ""

@@ -8,10 +8,12 @@ stored article without re-running the gate.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -29,13 +31,14 @@ from apps.memory.exceptions import (
     InvalidReScope,
     MemoryNotFound,
 )
-from apps.memory.models import Memory
+from apps.memory.models import GraduationDeferral, Memory
 from apps.tenancy.models import Tenant
 
 RE_SCOPE_GLOBAL = "global"
 TITLE_MAX_CHARS = 120
 GRADUATION_TAG = "graduated"
 CATEGORY_BY_KIND = {"decision": "decision", "preference": "pattern"}
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -167,20 +170,28 @@ class GraduationSweep:
     graduated: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
     unavailable: int = 0
+    errors: int = 0
+    halted: int = 0
 
 
-def _sweep_candidates() -> list[tuple[uuid.UUID, uuid.UUID, str]]:
-    """Hot, ungraduated live memories, interleaved round-robin across tenants.
+def _sweep_candidates(now: datetime) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
+    """Hot, ungraduated live memories of tenants not halted, interleaved round-robin; a
+    memory waiting out a failed attempt (``GraduationDeferral``) is not a candidate.
 
     At most ``MEMORY_GRADUATION_SCAN_LIMIT`` distinct tenants are scanned, and at most
-    2 × ``MEMORY_GRADUATION_MAX_PER_RUN`` rows are read, whatever the corpus size.
+    2 x ``MEMORY_GRADUATION_MAX_PER_RUN`` rows are read, whatever the corpus size.
     """
+    threshold = settings.MEMORY_GRADUATION_RECALL_THRESHOLD
     with connections[PRIMARY].cursor() as cursor:
         cursor.execute(
             """
             WITH tenants AS (
-                SELECT DISTINCT tenant_id FROM memory_memory
-                 WHERE graduated_at IS NULL AND superseded_by_id IS NULL AND recall_count >= %s
+                SELECT DISTINCT m.tenant_id FROM memory_memory m
+                  JOIN tenancy_tenant tt ON tt.id = m.tenant_id AND tt.halted_at IS NULL
+                 WHERE m.graduated_at IS NULL AND m.superseded_by_id IS NULL
+                   AND m.recall_count >= %s
+                   AND NOT EXISTS (SELECT 1 FROM memory_graduationdeferral d
+                                    WHERE d.memory_id = m.id AND d.retry_at > %s)
                  LIMIT %s
             ), ranked AS (
                 SELECT m.id, m.tenant_id, m.subject_id,
@@ -190,6 +201,8 @@ def _sweep_candidates() -> list[tuple[uuid.UUID, uuid.UUID, str]]:
                   FROM memory_memory m JOIN tenants t ON t.tenant_id = m.tenant_id
                  WHERE m.graduated_at IS NULL AND m.superseded_by_id IS NULL
                    AND m.recall_count >= %s
+                   AND NOT EXISTS (SELECT 1 FROM memory_graduationdeferral d
+                                    WHERE d.memory_id = m.id AND d.retry_at > %s)
             )
             SELECT id, tenant_id, subject_id FROM ranked
              WHERE turn <= %s
@@ -197,9 +210,11 @@ def _sweep_candidates() -> list[tuple[uuid.UUID, uuid.UUID, str]]:
              LIMIT %s
             """,
             [
-                settings.MEMORY_GRADUATION_RECALL_THRESHOLD,
+                threshold,
+                now,
                 settings.MEMORY_GRADUATION_SCAN_LIMIT,
-                settings.MEMORY_GRADUATION_RECALL_THRESHOLD,
+                threshold,
+                now,
                 settings.MEMORY_GRADUATION_MAX_PER_RUN,
                 2 * settings.MEMORY_GRADUATION_MAX_PER_RUN,
             ],
@@ -207,32 +222,66 @@ def _sweep_candidates() -> list[tuple[uuid.UUID, uuid.UUID, str]]:
         return [(row[0], row[1], row[2]) for row in cursor.fetchall()]
 
 
-def memory_graduation_sweep() -> GraduationSweep:
+def _defer(*, tenant_id: uuid.UUID, memory_id: uuid.UUID, reason: str, now: datetime) -> None:
+    """Push a failing memory back: retry-after doubles per failure, capped at a week."""
+    base = settings.MEMORY_GRADUATION_RETRY_AFTER_SECONDS
+    deferral = GraduationDeferral.objects.filter(memory_id=memory_id).first()
+    attempts = 1 if deferral is None else deferral.attempts + 1
+    wait = timedelta(seconds=min(base * 2 ** (attempts - 1), 7 * 24 * 3600))
+    GraduationDeferral.objects.update_or_create(
+        memory_id=memory_id,
+        defaults={
+            "tenant_id": tenant_id,
+            "attempts": attempts,
+            "retry_at": now + wait,
+            "reason": reason[:200],
+        },
+    )
+
+
+def memory_graduation_sweep(*, now: datetime | None = None) -> GraduationSweep:
     """Graduate hot memories (recalled ≥ threshold times), fairly across tenants, bounded.
 
     Never re-scopes: a project memory graduates into a project article. A fell-open gate
-    stamps nothing, so the memory is retried on a later run.
+    stamps nothing, so the memory is retried on a later run. Any other error is isolated to
+    its memory, which is deferred (``GraduationDeferral``) so it cannot head the next run's
+    queue. A halted tenant's memories are left alone.
     """
+    now = now or timezone.now()
     result = GraduationSweep()
-    tenants: dict[uuid.UUID, Tenant] = {}
-    for memory_id, tenant_id, subject_id in _sweep_candidates():
+    for memory_id, tenant_id, subject_id in _sweep_candidates(now):
         if result.graduated >= settings.MEMORY_GRADUATION_MAX_PER_RUN:
             break
-        tenant = tenants.get(tenant_id) or Tenant.objects.get(pk=tenant_id)
-        tenants[tenant_id] = tenant
         result.considered += 1
         try:
+            # Fresh each time: a halt lands between candidates, not only between runs.
+            tenant = Tenant.objects.get(pk=tenant_id)
+            if tenant.is_halted:
+                result.halted += 1
+                continue
             graduation = memory_graduate(tenant=tenant, subject_id=subject_id, memory_id=memory_id)
         except GateUnavailable:
             result.unavailable += 1
             continue
         except (AlreadyGraduated, MemoryNotFound):
             continue  # graduated or forgotten since the scan
+        except Exception as exc:
+            # One bad memory must not cost every memory behind it its graduation.
+            logger.exception("graduation sweep: memory %s failed", memory_id)
+            result.errors += 1
+            _defer(tenant_id=tenant_id, memory_id=memory_id, reason=type(exc).__name__, now=now)
+            continue
+        GraduationDeferral.objects.filter(memory_id=memory_id).delete()
         result.graduated += 1
         result.verdicts[graduation.verdict] = result.verdicts.get(graduation.verdict, 0) + 1
     emit(
         "memory_graduation.sweep",
         {"considered": result.considered, "graduated": result.graduated},
-        {"verdicts": result.verdicts, "unavailable": result.unavailable},
+        {
+            "verdicts": result.verdicts,
+            "unavailable": result.unavailable,
+            "errors": result.errors,
+            "halted": result.halted,
+        },
     )
     return result

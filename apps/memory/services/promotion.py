@@ -8,9 +8,10 @@ session's content (and the model's output) as data.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, connections, transaction
-from django.db.models import F, Max, Min
+from django.db.models import F
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
@@ -46,14 +47,30 @@ from apps.memory.promotion.compiler import (
     turn_window,
 )
 from apps.memory.promotion.types import Candidate, Turn
+from apps.memory.services.promotion_lease import (
+    TENANT_HALTED,
+    UNEXPECTED_ERROR,
+    enqueue_job,
+    job_claim,
+    job_fail,
+    job_finish,
+    job_is_stale,
+    job_reap,
+    job_release,
+)
 from apps.memory.services.scope_lock import lock_memory_scope
-from apps.memory.tasks import promote_session_task
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts, embedding_content_hash
 from apps.tenancy.models import Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 from apps.tenancy.selectors import tenant_embedding_config, tenant_llm_config
+from apps.tenancy.services import tenant_hold_unhalted
 
 BUDGET_WINDOW = timedelta(hours=1)
+logger = logging.getLogger(__name__)
+
+
+class PromotionHalted(Exception):
+    """The tenant was halted while the job ran: nothing was written."""
 
 
 class PromotionSnoozed(Exception):
@@ -134,13 +151,6 @@ def _validate_session_id(session_id: object) -> str:
     return session_id
 
 
-def _enqueue(job_id: uuid.UUID) -> Callable[[], None]:
-    def enqueue() -> None:
-        promote_session_task.delay(str(job_id))
-
-    return enqueue
-
-
 # ----------------------------------------------------------------------------- trigger
 
 
@@ -184,7 +194,10 @@ def promotion_request(
             session_id=session_id,
             status__in=(PromotionJobStatus.QUEUED, PromotionJobStatus.RUNNING),
         ).first()
-        if in_flight is not None:
+        if in_flight is not None and not (
+            job_is_stale(in_flight, now=now) and job_reap(job=in_flight, now=now) == "failed"
+        ):
+            # A live job, or a lost one the reaper just sent again: either way it will run.
             return PromotionRequest(
                 session_id=session_id, enqueued=False, reason="already_queued", job_id=in_flight.pk
             )
@@ -202,14 +215,18 @@ def promotion_request(
         try:
             with transaction.atomic(using=PRIMARY):
                 job = PromotionJob.objects.create(
-                    tenant=tenant, subject_id=subject_id, session_id=session_id, trigger=trigger
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    session_id=session_id,
+                    trigger=trigger,
+                    enqueued_at=now,
                 )
         except IntegrityError:
             # Another process reserved this session between our check and insert (the
             # partial unique index on in-flight jobs is the structural backstop).
             return PromotionRequest(session_id=session_id, enqueued=False, reason="already_queued")
-        # robust: the job row is committed; with the broker down the sweep re-queues it.
-        transaction.on_commit(_enqueue(job.pk), using=PRIMARY, robust=True)
+        # robust: the job row is committed; with the broker down the reaper re-sends it.
+        transaction.on_commit(enqueue_job(job.pk), using=PRIMARY, robust=True)
     return PromotionRequest(session_id=session_id, enqueued=True, reason="enqueued", job_id=job.pk)
 
 
@@ -297,6 +314,8 @@ def promotion_persist(
     )
     now = timezone.now()
     with transaction.atomic(using=PRIMARY):
+        if not tenant_hold_unhalted(tenant=tenant):
+            raise PromotionHalted(TENANT_HALTED)
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
         live = Memory.objects.filter(
             tenant=tenant, subject_id=subject_id, superseded_by__isnull=True
@@ -382,31 +401,41 @@ def confidence_gate(candidates: Sequence[Candidate]) -> list[Candidate]:
     return survivors[: settings.PROMOTION_MAX_CANDIDATES]
 
 
-def _finish(job: PromotionJob, status: str, outcome: dict[str, Any]) -> None:
-    PromotionJob.objects.filter(pk=job.pk).update(
-        status=status, outcome=outcome, finished_at=timezone.now()
-    )
-
-
 def promotion_run(*, job_id: uuid.UUID | str) -> str:
     """Run one reserved job (the Celery task body). Returns the job's final status.
 
-    Idempotent: only a ``queued`` job is claimed, so a redelivered message is a no-op.
+    Idempotent: only a ``queued`` job is claimed (under a lease), so a redelivered message is
+    a no-op. An unexpected error fails the job with its reason, which frees the session for a
+    later trigger; a worker that dies leaves the lease to expire and the reaper to act.
     """
-    claimed = PromotionJob.objects.filter(pk=job_id, status=PromotionJobStatus.QUEUED).update(
-        status=PromotionJobStatus.RUNNING
-    )
-    job = PromotionJob.objects.select_related("tenant").filter(pk=job_id).first()
-    if not claimed or job is None:
-        return job.status if job is not None else "missing"
+    job = job_claim(job_id=job_id)
+    if job is None:
+        status = PromotionJob.objects.filter(pk=job_id).values_list("status", flat=True).first()
+        return status or "missing"
+    try:
+        return _run_claimed(job)
+    except PromotionSnoozed:
+        raise
+    except Exception as exc:
+        logger.exception("promotion job %s failed", job.pk)
+        job_fail(job_id=job.pk, reason=UNEXPECTED_ERROR, detail=type(exc).__name__)
+        return PromotionJobStatus.FAILED
+
+
+def _run_claimed(job: PromotionJob) -> str:
     tenant, subject_id, session_id = job.tenant, job.subject_id, job.session_id
+    if tenant.is_halted:
+        # A custody halt freezes the tenant's data; the sweep offers the session again after
+        # the halt is lifted (its watermark is untouched).
+        job_finish(job, PromotionJobStatus.DROPPED, {"reason": TENANT_HALTED})
+        return PromotionJobStatus.DROPPED
     metadata = {"tenant_id": str(tenant.pk), "session_id": session_id, "trigger": job.trigger}
 
     # Worker-level re-check: a burst that slipped past the reservation becomes a cheap no-op.
     if _budget_used(tenant=tenant, now=job.created_at, before=job) >= (
         settings.PROMOTION_BUDGET_PER_HOUR
     ):
-        _finish(job, PromotionJobStatus.DROPPED, {"reason": "budget_exceeded"})
+        job_finish(job, PromotionJobStatus.DROPPED, {"reason": "budget_exceeded"})
         emit("memory_promotion.skipped", {"count": 1}, {**metadata, "reason": "budget_exceeded"})
         return PromotionJobStatus.DROPPED
 
@@ -416,7 +445,7 @@ def promotion_run(*, job_id: uuid.UUID | str) -> str:
         tenant=tenant, subject_id=subject_id, session_id=session_id
     ):
         reason = "too_few_turns" if len(rows) < 2 else "unchanged"
-        _finish(job, PromotionJobStatus.SKIPPED, {"reason": reason})
+        job_finish(job, PromotionJobStatus.SKIPPED, {"reason": reason})
         emit("memory_promotion.skipped", {"count": 1}, {**metadata, "reason": reason})
         return PromotionJobStatus.SKIPPED
 
@@ -432,7 +461,7 @@ def promotion_run(*, job_id: uuid.UUID | str) -> str:
     try:
         candidates = compile_turns(turns, llm=llm)
     except CompileFailed as exc:
-        _finish(job, PromotionJobStatus.FAILED, {"reason": exc.reason})
+        job_finish(job, PromotionJobStatus.FAILED, {"reason": exc.reason})
         emit("memory_promotion.failed", {"count": 1}, {**metadata, "reason": exc.reason})
         return PromotionJobStatus.FAILED
     compile_ms = round((time.perf_counter() - started) * 1000, 2)
@@ -452,8 +481,11 @@ def promotion_run(*, job_id: uuid.UUID | str) -> str:
         )
     except PromotionSnoozed:
         # Put the job back so the retry claims it again; the watermark is untouched.
-        PromotionJob.objects.filter(pk=job.pk).update(status=PromotionJobStatus.QUEUED)
+        job_release(job)
         raise
+    except PromotionHalted:
+        job_finish(job, PromotionJobStatus.DROPPED, {"reason": TENANT_HALTED})
+        return PromotionJobStatus.DROPPED
     SessionPromotion.objects.update_or_create(
         tenant=tenant,
         subject_id=subject_id,
@@ -464,59 +496,12 @@ def promotion_run(*, job_id: uuid.UUID | str) -> str:
         tenant=tenant, subject_id=subject_id, session_id=session_id
     ).update(promoted_count=F("promoted_count") + outcome.promoted)
     result = {k: v for k, v in asdict(outcome).items() if k != "memory_ids"}
-    _finish(
+    job_finish(
         job,
         PromotionJobStatus.COMPLETED,
         {**result, "candidates": len(candidates), "compile_ms": compile_ms},
     )
     return PromotionJobStatus.COMPLETED
-
-
-# ----------------------------------------------------------------------------- sweep
-
-
-@dataclass
-class SweepResult:
-    considered: int = 0
-    enqueued: int = 0
-    reasons: dict[str, int] = field(default_factory=dict)
-
-
-def promotion_sweep(*, now: datetime | None = None) -> SweepResult:
-    """Enqueue promotion for idle sessions across all tenants, oldest-active first.
-
-    "Oldest-active" orders by the earliest expiry among a session's turns, so the session
-    nearest its prune deadline is never starved behind newer ones.
-    """
-    now = now or timezone.now()
-    # Expired turns still present are held for this sweep (session_prune_expired), so they count.
-    sessions = (
-        SessionMemory.objects.exclude(subject_id__startswith=RESERVED_SUBJECT_PREFIX)
-        .values("tenant_id", "subject_id", "session_id")
-        .annotate(last_turn=Max("created_at"), deadline=Min("expires_at"))
-        .filter(
-            last_turn__gte=now - timedelta(seconds=settings.PROMOTION_SWEEP_WINDOW_SECONDS),
-            last_turn__lte=now - timedelta(seconds=settings.PROMOTION_SWEEP_IDLE_SECONDS),
-        )
-        .order_by("deadline", "tenant_id", "subject_id", "session_id")[
-            : settings.PROMOTION_SWEEP_MAX_SESSIONS
-        ]
-    )
-    result = SweepResult()
-    tenants: dict[Any, Tenant] = {}
-    for row in sessions:
-        tenant = tenants.get(row["tenant_id"]) or Tenant.objects.get(pk=row["tenant_id"])
-        tenants[row["tenant_id"]] = tenant
-        request = promotion_request(
-            tenant=tenant,
-            subject_id=row["subject_id"],
-            session_id=row["session_id"],
-            trigger=PromotionTrigger.SWEEP,
-        )
-        result.considered += 1
-        result.enqueued += int(request.enqueued)
-        result.reasons[request.reason] = result.reasons.get(request.reason, 0) + 1
-    return result
 
 
 def assert_promotion_ttl_invariant() -> None:

@@ -146,10 +146,12 @@ def session_prune_expired(*, now: datetime | None = None) -> PruneReport:
     (``promoted``), when its subject is reserved and never promoted (``reserved``), when it is
     its session's only turn, which promotion skips (``single_turn``), or when it expired more
     than ``SESSION_PROMOTION_HOLD_MAX_SECONDS`` ago (``hold_ceiling``). Every other expired
-    turn is held, so a short TTL cannot outrun the sweep.
+    turn is held, so a short TTL cannot outrun the sweep. A halted tenant's turns are all
+    kept until the halt is lifted: a custody halt preserves the tenant's data as it stood, and
+    expired turns are already invisible to every read.
     """
     now = now or timezone.now()
-    expired = SessionMemory.objects.filter(expires_at__lte=now)
+    expired = SessionMemory.objects.filter(expires_at__lte=now, tenant__halted_at__isnull=True)
     same_session = {
         "tenant_id": OuterRef("tenant_id"),
         "subject_id": OuterRef("subject_id"),

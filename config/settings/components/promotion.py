@@ -19,6 +19,14 @@ PROMOTION_SWEEP_INTERVAL_SECONDS = env.int("ENGRAM_PROMOTION_SWEEP_INTERVAL_SECO
 PROMOTION_SWEEP_WINDOW_SECONDS = env.int("ENGRAM_PROMOTION_SWEEP_WINDOW_SECONDS", default=6 * 3_600)
 PROMOTION_SWEEP_IDLE_SECONDS = env.int("ENGRAM_PROMOTION_SWEEP_IDLE_SECONDS", default=15 * 60)
 PROMOTION_SWEEP_MAX_SESSIONS = env.int("ENGRAM_PROMOTION_SWEEP_MAX_SESSIONS", default=200)
+# A session whose last promotion job failed is not swept again for this long.
+PROMOTION_SWEEP_RETRY_AFTER_SECONDS = env.int(
+    "ENGRAM_PROMOTION_SWEEP_RETRY_AFTER_SECONDS", default=2 * 3_600
+)
+# Job lease: a queued or running job older than this was lost and is re-queued, or failed
+# after this many claims. Must exceed CELERY_TASK_TIME_LIMIT (asserted at start-up).
+PROMOTION_JOB_LEASE_SECONDS = env.int("ENGRAM_PROMOTION_JOB_LEASE_SECONDS", default=600)
+PROMOTION_JOB_MAX_ATTEMPTS = env.int("ENGRAM_PROMOTION_JOB_MAX_ATTEMPTS", default=3)
 # The session TTL the invariant is checked against: the default TTL clients are told to use.
 SESSION_DEFAULT_TTL_SECONDS = env.int("ENGRAM_SESSION_DEFAULT_TTL_SECONDS", default=24 * 3_600)
 # Expired turns of a session promotion has not processed are kept this long at most.

@@ -6,7 +6,8 @@ import pytest
 from django.db import connection
 
 from apps.memory.models import Memory, PromotionJob
-from apps.memory.services.promotion import promotion_request, promotion_run, promotion_sweep
+from apps.memory.services.promotion import promotion_request, promotion_run
+from apps.memory.services.promotion_sweep import promotion_sweep
 from apps.memory.tasks import promote_session_task
 from apps.tenancy.services import tenant_halt
 from tests.memory.promotion_pipeline.conftest import add_turns, fact

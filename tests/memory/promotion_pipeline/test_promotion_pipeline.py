@@ -12,8 +12,8 @@ from apps.memory.services.promotion import (
     promotion_persist,
     promotion_request,
     promotion_run,
-    promotion_sweep,
 )
+from apps.memory.services.promotion_sweep import promotion_sweep
 from tests.knowledge.helpers import publish
 from tests.memory.promotion_pipeline.conftest import add_turns, fact
 
