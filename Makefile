@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export ENGRAM_DATA_DIR ?= $(CURDIR)/.data
 
-.PHONY: run test test-scale fuzz lint format migrate venv clean-data stop-db bench
+.PHONY: run test test-scale fuzz fault-suite lint format migrate venv clean-data stop-db bench
 
 CLIENT := clients/python
 
@@ -36,6 +36,11 @@ test-scale: $(STAMP)
 # schemathesis over the whole schema against a live server (agent key, then user key).
 fuzz: $(STAMP)
 	bash scripts/fuzz_api.sh
+
+# Fault injection against real processes (docs/operators.md §10): fails on any lost or
+# duplicated write, stuck promotion job, unembedded memory or unexpected server error.
+fault-suite: $(STAMP)
+	$(BIN)/python manage.py fault_suite --json
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -19,6 +19,7 @@ class CoreErrorCode(StrEnum):
     RATE_LIMITED = "rate_limited"
     CONFLICT = "conflict"
     SERVICE_UNAVAILABLE = "service_unavailable"
+    DATABASE_UNAVAILABLE = "database_unavailable"
     BAD_REQUEST = "bad_request"
     INTERNAL_ERROR = "internal_error"
     INVALID_TEXT = "invalid_text"

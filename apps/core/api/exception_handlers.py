@@ -7,11 +7,14 @@ Every error response, whether raised by a service, DRF, Django or an unexpected 
 from __future__ import annotations
 
 import logging
+import sys
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -99,8 +102,24 @@ _DRF_CODES: dict[type[drf_exceptions.APIException], str] = {
 }
 
 
+def _database_unavailable_body() -> tuple[dict[str, Any], dict[str, str]]:
+    retry_after = settings.DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS
+    body = error_body(
+        CoreErrorCode.DATABASE_UNAVAILABLE,
+        "The database is unavailable; retry shortly.",
+        {"retry_after_seconds": retry_after},
+    )
+    return body, {"Retry-After": str(retry_after)}
+
+
 def engram_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     set_rollback()
+    if isinstance(exc, OperationalError | InterfaceError):
+        # Lost or refused database connections (a restart, a failover, a statement timeout):
+        # nothing was committed, and the same request will work once the database is back.
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        body, retry_headers = _database_unavailable_body()
+        return Response(body, status=503, headers=retry_headers)
     if isinstance(exc, ApplicationError):
         return Response(
             error_body(exc.code, exc.message, exc.details),
@@ -161,6 +180,10 @@ def not_found_view(request: HttpRequest, exception: Exception | None = None) -> 
 
 
 def server_error_view(request: HttpRequest) -> JsonResponse:
+    # Django calls this from inside its exception handling, so the error is still current.
+    if isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
+        body, headers = _database_unavailable_body()
+        return JsonResponse(body, status=503, headers=headers)
     error_id = uuid.uuid4().hex
     logger.error("unhandled error outside the API error_id=%s", error_id)
     return JsonResponse(

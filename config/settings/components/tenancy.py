@@ -4,8 +4,10 @@ from config.env import env
 
 # A key's first response is replayed for this long; a claim still unanswered after the lease
 # (its request crashed) may be taken over by a retry, so the lease must exceed the slowest write.
+# A database outage orphans the claims of the requests it failed (their release cannot reach
+# the database), and their retries wait out the lease: twice gunicorn's 30 s worker timeout.
 IDEMPOTENCY_TTL_SECONDS = env.int("ENGRAM_IDEMPOTENCY_TTL_SECONDS", default=24 * 3600)
-IDEMPOTENCY_LEASE_SECONDS = env.int("ENGRAM_IDEMPOTENCY_LEASE_SECONDS", default=600)
+IDEMPOTENCY_LEASE_SECONDS = env.int("ENGRAM_IDEMPOTENCY_LEASE_SECONDS", default=60)
 IDEMPOTENCY_PRUNE_INTERVAL_SECONDS = env.int(
     "ENGRAM_IDEMPOTENCY_PRUNE_INTERVAL_SECONDS", default=3600
 )
