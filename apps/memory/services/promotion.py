@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import numpy as np
 from django.conf import settings
