@@ -398,6 +398,7 @@ _PER_ROW_COLUMNS = (
     "embedding",
     "embedding_content_hash",
     "embedded_at",
+    "occurred_at",
 )
 
 
@@ -566,6 +567,7 @@ def copy_memories(
                             text,
                             rows.vectors[index],
                             embedding_content_hash(text),
+                            created,
                             created,
                             *constants,
                         )
