@@ -5,42 +5,24 @@ Redis on 127.0.0.1:6379 (the production broker) and once over the filesystem bro
 `make run` uses by default.
 """
 
-import os
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from celery import Celery
-from django.db import connection
 
 from apps.memory.models import Memory
 from apps.memory.services import MemoryDraft, memory_remember
+from tests.memory.tasks.worker_process import redis_answers, start_worker
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
 WORKER_TIMEOUT_S = 90
 
 
-def _redis_answers() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _database_url() -> str:
-    # A Unix-socket host goes in the query string (django-environ passes it to libpq).
-    s = connection.settings_dict
-    return f"postgres://{s['USER']}@/{s['NAME']}?host={s['HOST']}&port={s['PORT']}"
-
-
 @pytest.fixture(params=["redis", "filesystem"])
 def broker(request: pytest.FixtureRequest, tmp_path: Path) -> dict:
     if request.param == "redis":
-        if not _redis_answers():
+        if not redis_answers():
             pytest.skip("Redis is not answering on 127.0.0.1:6379 (.ci/run starts it)")
         return {"url": REDIS_URL, "env": {"CELERY_BROKER_URL": REDIS_URL}, "options": {}}
     data_dir = tmp_path / "engram-data"
@@ -67,31 +49,7 @@ def test_worker_process_embeds_a_committed_memory(tenant, broker):
     memory = memory_remember(
         tenant=tenant, subject_id="a", draft=MemoryDraft(text="embedded by a real worker")
     )
-    env = {
-        **os.environ,
-        **broker["env"],
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _database_url(),
-    }
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool",
-            "solo",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-            "-l",
-            "WARNING",
-        ],
-        env=env,
-        cwd=Path(__file__).resolve().parents[3],
-    )
+    worker = start_worker(**broker["env"])
     try:
         producer = Celery("probe", broker=broker["url"])
         producer.conf.broker_transport_options = broker["options"]
