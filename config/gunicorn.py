@@ -25,6 +25,9 @@ bind = os.environ.get("ENGRAM_WEB_BIND", f"127.0.0.1:{os.environ.get('PORT', '80
 workers = int(os.environ.get("ENGRAM_WEB_WORKERS") or _cores())
 threads = int(os.environ.get("ENGRAM_WEB_THREADS") or 4)
 graceful_timeout = 5
+# Gunicorn's largest request line, so that a long URL reaches the API's 414 envelope
+# (ENGRAM_REQUEST_URL_MAX_BYTES, 4 KiB by default) rather than gunicorn's own HTML page.
+limit_request_line = 8190
 accesslog = os.environ.get("ENGRAM_WEB_ACCESS_LOG", "-")
 # The worker processes read this before Django's settings load.
 os.environ.setdefault("ENGRAM_LOCAL_EMBEDDING_THREADS", str(max(1, _cores() // max(1, workers))))

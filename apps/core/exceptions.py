@@ -25,6 +25,7 @@ class CoreErrorCode(StrEnum):
     INVALID_TEXT = "invalid_text"
     JSON_TOO_DEEP = "json_too_deep"
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    URI_TOO_LONG = "uri_too_long"
     METADATA_TOO_LARGE = "metadata_too_large"
     INVALID_PROJECT_ID = "invalid_project_id"
 

@@ -1,7 +1,8 @@
-"""Input checks that run before routing: the body-size bound and clean text in the URL.
+"""Input checks that run before routing: URL and body-size bounds, clean text in the URL.
 
-A body over ``REQUEST_BODY_MAX_BYTES`` (by its Content-Length) is refused before it is read;
-a path or query parameter holding NUL or a lone surrogate is refused before any view sees it
+A URL (path plus query string) over ``REQUEST_URL_MAX_BYTES`` is refused unread; a body over
+``REQUEST_BODY_MAX_BYTES`` (by its Content-Length) is refused before it is read; a path or
+query parameter holding NUL or a lone surrogate is refused before any view sees it
 (``GET /memory/sessions/%00`` would otherwise reach the database).
 """
 
@@ -26,6 +27,16 @@ class InputContractMiddleware:
         return refused if refused is not None else self.get_response(request)
 
     def _refusal(self, request: HttpRequest) -> HttpResponse | None:
+        url_limit = settings.REQUEST_URL_MAX_BYTES
+        if len(request.get_full_path()) > url_limit:
+            return JsonResponse(
+                error_body(
+                    CoreErrorCode.URI_TOO_LONG,
+                    f"The request's path and query string are longer than {url_limit} bytes.",
+                    {"max_bytes": url_limit},
+                ),
+                status=414,
+            )
         limit = settings.REQUEST_BODY_MAX_BYTES
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)

@@ -249,3 +249,25 @@ def test_a_huge_article_version_is_422(user):
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "validation_error"
     assert Article.objects.get().body == "b"
+
+
+def test_a_url_over_the_bound_is_414_uri_too_long_and_one_within_it_is_served(agent, settings):
+    settings.REQUEST_URL_MAX_BYTES = 200
+    within = agent.get(f"/api/v1/projects/resolve?name={'n' * 100}")
+    beyond = agent.get(f"/api/v1/projects/resolve?name={'n' * 300}")
+
+    assert within.status_code != 414
+    assert beyond.status_code == 414
+    assert beyond.json()["error"] == {
+        "code": "uri_too_long",
+        "message": "The request's path and query string are longer than 200 bytes.",
+        "details": {"max_bytes": 200},
+    }
+
+
+def test_a_long_url_is_refused_before_a_write(agent, settings):
+    settings.REQUEST_URL_MAX_BYTES = 100
+    response = agent.post(f"{MEMORY}?pad={'p' * 200}", {"text": "never stored"})
+
+    assert response.status_code == 414
+    assert Memory.objects.count() == 0

@@ -4,7 +4,8 @@ Views declare their own success and domain errors with ``@extend_schema(response
 statuses that come from the shared machinery are added here, so no operation can forget one:
 
 - 401/403 on authenticated views (the key, its role);
-- 422 everywhere (the input contract also covers query strings and path parameters);
+- 422 everywhere (the input contract also covers query strings and path parameters), and 414
+  everywhere (a URL over ``REQUEST_URL_MAX_BYTES``);
 - 400 ``invalid_json``, 413 ``payload_too_large`` and 415 on operations that take a body;
 - 404 where the path names a resource; 423 on writes a custody halt freezes;
 - 429 on methods a view lists in ``rate_limited_methods``.
@@ -36,7 +37,7 @@ class EngramAutoSchema(AutoSchema):
 
     def _platform_statuses(self) -> list[int]:
         view = self.view
-        codes = [422]
+        codes = [414, 422]
         authenticated = not any(
             isinstance(permission, AllowAny) for permission in view.get_permissions()
         )

@@ -7,6 +7,9 @@ from config.env import env
 
 # The input contract (apps/core/api/input.py). A body over this is 413 payload_too_large.
 REQUEST_BODY_MAX_BYTES = env.int("ENGRAM_REQUEST_BODY_MAX_BYTES", default=1024 * 1024)
+# A path plus query string longer than this is 414 uri_too_long. Gunicorn's own request-line
+# bound (config/gunicorn.py) sits above it, so the API's envelope answers first.
+REQUEST_URL_MAX_BYTES = env.int("ENGRAM_REQUEST_URL_MAX_BYTES", default=4096)
 # JSON nesting deeper than this is 422 json_too_deep.
 REQUEST_JSON_MAX_DEPTH = env.int("ENGRAM_REQUEST_JSON_MAX_DEPTH", default=32)
 # A metadata object larger than this once serialized is 422 metadata_too_large.
