@@ -78,7 +78,7 @@ class Memory(TenantScopedModel):
     # Optional retrieval context (neighbouring turns, a date, a title): keyword-indexed with
     # `text` (weight B in `search_vector`), never embedded, never returned as the memory.
     context = models.TextField(blank=True, default="", db_default="")
-    # NULL until the embedding task fills it; recall only sees embedded rows.
+    # NULL until the embedding task fills it; until then only keyword recall finds the row.
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_content_hash = models.CharField(max_length=64)
     embedded_at = models.DateTimeField(null=True, blank=True)

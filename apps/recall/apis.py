@@ -40,6 +40,12 @@ class MergedRecallItemSerializer(serializers.Serializer[Any]):
     selection_reason = serializers.CharField()
     tokens_estimate = serializers.IntegerField(help_text="bytes/4 of the pasteable text.")
     text = serializers.CharField(required=False, help_text="memory items")
+    embedding_status = serializers.ChoiceField(
+        choices=["ready", "pending"],
+        required=False,
+        help_text="memory items: `pending` until the memory's embedding lands (found by its "
+        "words only until then; selection_reason `keyword_pending`).",
+    )
     title = serializers.CharField(required=False, help_text="knowledge items")
     snippet = serializers.CharField(required=False, help_text="knowledge items")
     category = serializers.CharField(required=False, help_text="knowledge items")

@@ -62,6 +62,7 @@ def _memory_item(hit: Any) -> dict[str, Any]:
         "created_at": memory.created_at.isoformat(),
         "score": None if hit.score is None else round(hit.score, 6),
         "selection_reason": reason,
+        "embedding_status": hit.embedding_status,
         "tokens_estimate": estimate_tokens(memory.text),
     }
 

@@ -13,7 +13,12 @@ from rest_framework.response import Response
 from apps.core.api.fields import ProjectIdField
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.memory.apis.common import MemoryOutputSerializer
-from apps.memory.selectors import RECALL_MODES, RECALL_SELECTION_REASONS, memory_recall
+from apps.memory.selectors import (
+    EMBEDDING_STATUSES,
+    RECALL_MODES,
+    RECALL_SELECTION_REASONS,
+    memory_recall,
+)
 from apps.tenancy.api_base import TenantApi
 
 
@@ -36,7 +41,16 @@ class MemoryRecallInputSerializer(serializers.Serializer[dict[str, Any]]):
 class RecallHitOutputSerializer(serializers.Serializer[dict[str, Any]]):
     memory = MemoryOutputSerializer()
     score = serializers.FloatField(allow_null=True)
-    selection_reason = serializers.ChoiceField(choices=RECALL_SELECTION_REASONS)
+    selection_reason = serializers.ChoiceField(
+        choices=RECALL_SELECTION_REASONS,
+        help_text="Which ranking picked the memory. `keyword_pending`: found by its words while "
+        "its embedding is still pending (no vector ranked it yet).",
+    )
+    embedding_status = serializers.ChoiceField(
+        choices=EMBEDDING_STATUSES,
+        help_text="`pending` until the memory's embedding lands: only keyword recall can find "
+        "it until then (read-your-writes).",
+    )
 
 
 class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
@@ -47,6 +61,10 @@ class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
     strategy = serializers.CharField()
     ann_iterative_scan = serializers.CharField(required=False)
     mode = serializers.ChoiceField(choices=RECALL_MODES)
+    pending_searched = serializers.IntegerField(
+        help_text="How many rows in scope were searched by their words only because their "
+        "embedding is still pending (0 in semantic mode, which cannot rank them)."
+    )
 
 
 class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -74,7 +92,12 @@ class MemoryRecallApi(TenantApi):
         with `fallback: false`. `meta.strategy` says how the vector leg ran (exact | ann |
         ann+exact), or keyword | fallback; each result's `selection_reason` says which
         ranking picked it (semantic | keyword | keyword+semantic | keyword_fallback |
-        ilike_fallback).
+        ilike_fallback | keyword_pending).
+
+        Read-your-writes: a memory is found by keyword (and hybrid) recall as soon as its
+        write returns, before its embedding lands; such a hit says `embedding_status:
+        pending` (and `keyword_pending` outside a fallback), and `meta.pending_searched`
+        counts the pending rows that were searched.
         """
         payload = MemoryRecallInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -91,7 +114,12 @@ class MemoryRecallApi(TenantApi):
         )
         memories = render_many(MemoryOutputSerializer, [hit.memory for hit in result.results])
         data = [
-            {"memory": memory, "score": hit.score, "selection_reason": hit.selection_reason}
+            {
+                "memory": memory,
+                "score": hit.score,
+                "selection_reason": hit.selection_reason,
+                "embedding_status": hit.embedding_status,
+            }
             for memory, hit in zip(memories, result.results, strict=True)
         ]
         return Response({"data": data, "meta": result.meta})

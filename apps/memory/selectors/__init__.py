@@ -8,6 +8,7 @@ from apps.memory.selectors.listing import (
     session_history,
 )
 from apps.memory.selectors.recall import (
+    EMBEDDING_STATUSES,
     RECALL_MODES,
     RECALL_SELECTION_REASONS,
     RecallHit,
@@ -17,6 +18,7 @@ from apps.memory.selectors.recall import (
 from apps.memory.selectors.stats import SubjectStats, TenantStats, memory_stats
 
 __all__ = [
+    "EMBEDDING_STATUSES",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
     "Page",

@@ -101,13 +101,17 @@ def test_shed_heavy_read_degrades_to_the_fallback(tenant, settings):
     assert _texts(result) == ["editor dark mode"]
 
 
-def test_pending_rows_are_not_recalled_semantically(tenant):
+def test_pending_rows_are_recalled_by_their_words_only(tenant):
     remember(tenant, "a", "editor dark mode", embed=False)
 
-    result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=5)
+    semantic = memory_recall(
+        tenant=tenant, subject_id="a", query="editor dark mode", limit=5, mode="semantic"
+    )
+    hybrid = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=5)
 
-    assert result.results == []
-    assert result.meta["underfilled"] is True
+    assert semantic.results == []
+    assert semantic.meta["underfilled"] is True
+    assert [hit.selection_reason for hit in hybrid.results] == ["keyword_pending"]
 
 
 def test_superseded_rows_drop_out_unless_asked_for(tenant):

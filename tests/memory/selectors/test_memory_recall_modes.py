@@ -181,8 +181,9 @@ def test_the_guard_checks_each_scope_shape_once_and_every_recall_binds_its_own_s
         assert {hit.memory.subject_id for hit in result.results} == {subject_id}
     memory_recall(tenant=notes, subject_id="a", query="deploy", include_superseded=True)
 
-    # Live-only and include_superseded are two shapes: one guard check each, not one per call.
-    assert guard.call_count == 2
+    # Live-only and include_superseded, each over embedded (vector leg), all (keyword leg) and
+    # pending (their count) rows: six shapes, one guard check each, not one per call.
+    assert guard.call_count == 6
     shapes = {call.kwargs["subject_id"] for call in guard.call_args_list}
     assert shapes.isdisjoint({"a", "b"})  # checked on the placeholder-bound template
 

@@ -13,7 +13,7 @@ One entry point, :func:`memory_recall`, and one module per ranking:
 Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks.md): ``semantic``,
 ``keyword``, ``hybrid`` (both legs fused by weighted reciprocal rank). Each hit carries a
 ``selection_reason`` (``semantic`` | ``keyword`` | ``keyword+semantic`` | ``keyword_fallback``
-| ``ilike_fallback``).
+| ``ilike_fallback`` | ``keyword_pending``: found by its words before its embedding landed).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from apps.memory.recall_bump import schedule_recall_bump
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
 from apps.memory.selectors.recall.results import (
+    EMBEDDING_STATUSES,
     HEAVY_READ_UNAVAILABLE,
     MODE_KEYWORD,
     MODE_SEMANTIC,
@@ -45,6 +46,7 @@ from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
 __all__ = [
+    "EMBEDDING_STATUSES",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
     "RecallHit",

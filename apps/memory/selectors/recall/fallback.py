@@ -2,7 +2,8 @@
 
 The keyword ranking over the subject's live rows (embedded or not) on the OLTP repo, topped up
 by a recent-first substring match for what word matching misses (spec "Graceful degradation":
-``fallback: true``, a stable ``reason``, ``score: null``).
+``fallback: true``, a stable ``reason``, ``score: null``). A pending row keeps its fallback
+``selection_reason`` (every hit here is keyword-only) and says ``embedding_status: pending``.
 """
 
 from __future__ import annotations
@@ -103,5 +104,7 @@ def fallback_recall(
             "underfilled": len(results) < limit,
             "strategy": STRATEGY_FALLBACK,
             "mode": mode,
+            # Every row here was searched by its words only; these have no vector yet either.
+            "pending_searched": scoped.filter(embedding__isnull=True).count(),
         },
     )

@@ -6,6 +6,10 @@
   every other memory weighs little and a rare word a lot;
 * ``hybrid`` — both legs, fused by weighted reciprocal rank (``MEMORY_RECALL_RRF_K``,
   ``MEMORY_RECALL_*_WEIGHT``).
+
+The keyword leg covers the subject's every row, embedded or not; the vector leg only the
+embedded ones. A hit found by its words while its embedding is pending is
+``keyword_pending``, and ``meta.pending_searched`` counts the pending rows in scope.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
 from apps.memory.selectors.recall.results import (
     REASON_KEYWORD,
     REASON_KEYWORD_AND_SEMANTIC,
+    REASON_KEYWORD_PENDING,
     REASON_SEMANTIC,
     STRATEGY_KEYWORD,
     RecallHit,
@@ -28,7 +33,11 @@ from apps.memory.selectors.recall.results import (
     envelope_meta,
 )
 from apps.memory.selectors.recall.scope import (
+    ROWS_ANY,
+    ROWS_EMBEDDED,
+    ROWS_PENDING,
     CompiledScope,
+    count_rows,
     fetch_ranked,
     quote,
     recall_scope,
@@ -38,7 +47,9 @@ from apps.memory.selectors.recall.semantic import semantic_recall
 from apps.tenancy.models import Tenant
 
 
-def _bm25_sql(scope: CompiledScope, fetch: int) -> tuple[str, list[Any]]:
+def _bm25_sql(
+    scope: CompiledScope, fetch: int, population: Sequence[CompiledScope] = ()
+) -> tuple[str, list[Any]]:
     """Okapi BM25 over ``search_vector`` for the rows in ``scope``, best first (one statement).
 
     The query's lexemes (parsed with the column's own config: stemmed, stop words dropped)
@@ -59,8 +70,17 @@ def _bm25_sql(scope: CompiledScope, fetch: int) -> tuple[str, list[Any]]:
     × ``fetch`` of them are unnested and scored with their exact frequencies. On LoCoMo the
     final top 50 is the one-pass ranking's (recall@5..50 equal to 3 decimals) at a third to
     two thirds of the time (docs/memory.md, "Recall modes").
+
+    ``population``: disjoint scopes whose row counts sum to ``scope``'s, counted instead of it
+    (embedded + pending rows: each count is an index-only scan of its partial index, where
+    the union of both has no index of its own).
     """
     table, pk = scope.table, quote(scope.using, "id")
+    parts = list(population) or [scope]
+    population_sql = " + ".join(
+        f"(SELECT count(*) FROM {table} WHERE {part.where})"  # noqa: S608
+        for part in parts
+    )
     vector = f"{table}.{quote(scope.using, 'search_vector')}"
     # Identifiers and WHERE clauses come from Django; every value is a parameter.
     sql = f"""
@@ -74,7 +94,7 @@ def _bm25_sql(scope: CompiledScope, fetch: int) -> tuple[str, list[Any]]:
              WHERE {scope.where} AND {vector} @@ (
                    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
         ), population AS (
-            SELECT count(*)::float8 AS rows FROM {table} WHERE {scope.where}
+            SELECT ({population_sql})::float8 AS rows
         ), presence AS MATERIALIZED (
             SELECT * FROM (
                 SELECT matched.id, terms.lexeme, length(matched.document)::float8 AS length,
@@ -123,7 +143,7 @@ def _bm25_sql(scope: CompiledScope, fetch: int) -> tuple[str, list[Any]]:
     pool = fetch * max(1, settings.MEMORY_RECALL_KEYWORD_POOL_PER_RESULT)
     params: list[Any] = [
         *scope.params,  # matched
-        *scope.params,  # population
+        *(param for part in parts for param in part.params),  # population
         context_weight,  # presence
         *(k1, k1, b, b, pool),  # pool
         context_weight,  # hits
@@ -134,9 +154,11 @@ def _bm25_sql(scope: CompiledScope, fetch: int) -> tuple[str, list[Any]]:
     return sql, params
 
 
-def keyword_ranking(scope: CompiledScope, query: str, fetch: int) -> list[tuple[Memory, float]]:
+def keyword_ranking(
+    scope: CompiledScope, query: str, fetch: int, population: Sequence[CompiledScope] = ()
+) -> list[tuple[Memory, float]]:
     """The scope's top-``fetch`` rows by BM25 for ``query`` (rows matching no word: none)."""
-    sql, params = _bm25_sql(scope, fetch)
+    sql, params = _bm25_sql(scope, fetch, population)
     return fetch_ranked(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params])
 
 
@@ -187,11 +209,17 @@ def fuse(
         RecallHit(
             memory=memories[pk],
             score=round(fused(pk), 6),
-            selection_reason=reasons[frozenset(ranks[pk])],
+            selection_reason=_keyword_reason(memories[pk], reasons[frozenset(ranks[pk])]),
             similarity=similarity.get(pk),
         )
         for pk in order[:limit]
     ]
+
+
+def _keyword_reason(memory: Memory, reason: str) -> str:
+    """A keyword hit whose embedding is still pending says so: no vector ranked it, and a
+    semantic-only read would not have found it yet."""
+    return REASON_KEYWORD_PENDING if memory.embedded_at is None else reason
 
 
 def keyword_recall(
@@ -223,20 +251,39 @@ def keyword_recall(
         semantic, strategy = leg.results, leg.meta["strategy"]
         if "ann_iterative_scan" in leg.meta:
             meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
-    scope = recall_scope(
-        tenant_id=tenant.pk,
-        subject_id=subject_id,
-        project_id=project_id,
-        include_superseded=include_superseded,
+    # The keyword leg ranks pending rows too (read-your-writes): a memory is findable by its
+    # words as soon as its write commits, before the embedding task reaches it.
+    scopes = {
+        rows: recall_scope(
+            tenant_id=tenant.pk,
+            subject_id=subject_id,
+            project_id=project_id,
+            include_superseded=include_superseded,
+            rows=rows,
+        )
+        for rows in (ROWS_ANY, ROWS_EMBEDDED, ROWS_PENDING)
+    }
+    keyword = keyword_ranking(
+        scopes[ROWS_ANY], query, fetch, population=(scopes[ROWS_EMBEDDED], scopes[ROWS_PENDING])
     )
-    keyword = keyword_ranking(scope, query, fetch)
     if vector is None:
         results = [
-            RecallHit(memory=memory, score=round(score, 6), selection_reason=REASON_KEYWORD)
+            RecallHit(
+                memory=memory,
+                score=round(score, 6),
+                selection_reason=_keyword_reason(memory, REASON_KEYWORD),
+            )
             for memory, score in keyword[:limit]
         ]
     else:
         results = fuse(semantic, keyword, limit)
-    meta.update(envelope_meta(results=results, limit=limit, strategy=strategy))
+    meta.update(
+        envelope_meta(
+            results=results,
+            limit=limit,
+            strategy=strategy,
+            pending_searched=count_rows(scopes[ROWS_PENDING]),
+        )
+    )
     meta["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return RecallResult(results=results, meta=meta)

@@ -7,10 +7,10 @@ of each statement by hand instead of through the queryset compiler is the hot pa
 saving: compiling the annotated, ordered query cost more than the scan itself.
 
 The clause depends only on the query's *shape* (with or without a project, with or without
-superseded rows), so it is built, guarded and compiled once per shape and process, with
-placeholder values, and each recall binds its own values into the positions the
-placeholders held (:func:`recall_scope`). Building and compiling the queryset per call cost
-~0.5 ms of a ~1.5 ms recall (docs/memory.md, "Recall latency").
+superseded rows; embedded, any or pending rows), so it is built, guarded and compiled once
+per shape and process, with placeholder values, and each recall binds its own values into the
+positions the placeholders held (:func:`recall_scope`). Building and compiling the queryset
+per call cost ~0.5 ms of a ~1.5 ms recall (docs/memory.md, "Recall latency").
 """
 
 from __future__ import annotations
@@ -39,6 +39,17 @@ _TENANT_PLACEHOLDER = uuid.UUID("00000000-0000-4000-8000-00000000a001")
 _SUBJECT_PLACEHOLDER = "\x1frecall-scope-subject\x1f"
 _PROJECT_PLACEHOLDER = uuid.UUID("00000000-0000-4000-8000-00000000a003")
 TENANT, SUBJECT, PROJECT = "tenant", "subject", "project"
+
+#: Which of the subject's rows a scope covers. The vector leg can only rank embedded rows; the
+#: keyword leg ranks every row, so a memory is findable by its words the moment its write
+#: commits, before its embedding lands (read-your-writes); ``pending`` is the rows still
+#: waiting for a vector, which recall counts (``meta.pending_searched``).
+ROWS_EMBEDDED, ROWS_ANY, ROWS_PENDING = "embedded", "any", "pending"
+_ROWS_FILTERS = {
+    ROWS_EMBEDDED: Q(embedding__isnull=False),
+    ROWS_ANY: Q(),
+    ROWS_PENDING: Q(embedding__isnull=True),
+}
 
 
 @dataclass(frozen=True)
@@ -81,28 +92,34 @@ def compile_scope(queryset: Any) -> CompiledScope | None:
 
 
 def scoped_memories(
-    *, tenant_id: Any, subject_id: str, project_id: uuid.UUID | None, include_superseded: bool
+    *,
+    tenant_id: Any,
+    subject_id: str,
+    project_id: uuid.UUID | None,
+    include_superseded: bool,
+    rows: str = ROWS_EMBEDDED,
 ) -> Any:
-    """The subject's embedded rows (live only, unless ``include_superseded``) in the project
-    partition, through the heavy-read guard."""
+    """The subject's ``rows`` (embedded, any, or pending; live only, unless
+    ``include_superseded``) in the project partition, through the heavy-read guard."""
     live = Q() if include_superseded else Q(superseded_by_id__isnull=True)
     queryset = Memory.objects.filter(
         project_partition(project_id=project_id),
         live,
+        _ROWS_FILTERS[rows],
         tenant_id=tenant_id,
         subject_id=subject_id,
-        embedding__isnull=False,
     )
     return heavy_read_memories(queryset, tenant_id=tenant_id, subject_id=subject_id)
 
 
 @functools.cache
-def _template(*, with_project: bool, include_superseded: bool) -> _ScopeTemplate:
+def _template(*, with_project: bool, include_superseded: bool, rows: str) -> _ScopeTemplate:
     queryset = scoped_memories(
         tenant_id=_TENANT_PLACEHOLDER,
         subject_id=_SUBJECT_PLACEHOLDER,
         project_id=_PROJECT_PLACEHOLDER if with_project else None,
         include_superseded=include_superseded,
+        rows=rows,
     )
     scope = compile_scope(queryset)
     if scope is None:  # pragma: no cover - the scope filters cannot prove emptiness
@@ -121,11 +138,18 @@ def _template(*, with_project: bool, include_superseded: bool) -> _ScopeTemplate
 
 
 def recall_scope(
-    *, tenant_id: Any, subject_id: str, project_id: uuid.UUID | None, include_superseded: bool
+    *,
+    tenant_id: Any,
+    subject_id: str,
+    project_id: uuid.UUID | None,
+    include_superseded: bool,
+    rows: str = ROWS_EMBEDDED,
 ) -> CompiledScope:
     """The compiled, guarded scope for one recall: the shape's template with the caller's
     tenant, subject and project bound where the template's placeholders were."""
-    template = _template(with_project=project_id is not None, include_superseded=include_superseded)
+    template = _template(
+        with_project=project_id is not None, include_superseded=include_superseded, rows=rows
+    )
     values = {TENANT: tenant_id, SUBJECT: subject_id, PROJECT: project_id}
     params = tuple(
         constant if slot is None else values[slot]
@@ -133,6 +157,17 @@ def recall_scope(
     )
     scope = template.scope
     return CompiledScope(where=scope.where, params=params, using=scope.using, table=scope.table)
+
+
+def count_rows(scope: CompiledScope) -> int:
+    """How many rows ``scope`` covers (one statement, parameters bound server-side)."""
+    with server_bound_cursor(scope.using) as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM {scope.table} WHERE {scope.where}",  # noqa: S608
+            scope.params,
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
 
 
 def reset_scope_templates() -> None:
