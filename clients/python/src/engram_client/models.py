@@ -83,7 +83,10 @@ class RecallHit(EngramModel):
     memory: Memory
     #: Null when embeddings were unavailable and the keyword fallback answered.
     score: float | None
+    #: ``keyword_pending``: found by its words before its embedding landed.
     selection_reason: str
+    #: ``pending`` until the memory's embedding lands (only keyword recall finds it until then).
+    embedding_status: Literal["ready", "pending"]
 
 
 class MemoryRecallMeta(EngramModel):
@@ -94,6 +97,8 @@ class MemoryRecallMeta(EngramModel):
     strategy: str
     ann_iterative_scan: str | None = None
     mode: Literal["semantic", "keyword", "hybrid"]
+    #: Rows in scope searched by their words only, their embedding still pending.
+    pending_searched: int
 
 
 class MemoryRecall(EngramModel):
@@ -141,6 +146,7 @@ class MergedRecallItem(EngramModel):
     selection_reason: str
     tokens_estimate: int
     text: str | None = None
+    embedding_status: Literal["ready", "pending"] | None = None
     title: str | None = None
     snippet: str | None = None
     category: str | None = None
