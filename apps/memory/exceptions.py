@@ -26,6 +26,10 @@ class MemoryNotFound(NotFound):
     pass
 
 
+class SessionTurnNotFound(NotFound):
+    pass
+
+
 class QuotaExceeded(Conflict):
     default_code: str = MemoryErrorCode.QUOTA_EXCEEDED
 

@@ -8,6 +8,8 @@ from apps.memory.apis import (
     MemoryPromoteApi,
     MemoryRecallApi,
     SessionHistoryApi,
+    SessionLastTurnApi,
+    SessionTurnDetailApi,
 )
 
 urlpatterns = [
@@ -20,6 +22,16 @@ urlpatterns = [
         "memory/sessions/<str:session_id>",
         SessionHistoryApi.as_view(),
         name="memory-session-history",
+    ),
+    path(
+        "memory/sessions/<str:session_id>/turns/last",
+        SessionLastTurnApi.as_view(),
+        name="memory-session-turn-last",
+    ),
+    path(
+        "memory/sessions/<str:session_id>/turns/<int:seq>",
+        SessionTurnDetailApi.as_view(),
+        name="memory-session-turn-detail",
     ),
     path("memory/<uuid:memory_id>", MemoryDetailApi.as_view(), name="memory-detail"),
 ]

@@ -6,6 +6,7 @@ import pytest
 from engram_client import AsyncEngram, Memory, NewTurn, NotFoundError, SessionTurn
 
 from apps.memory.models import Memory as MemoryRow
+from apps.memory.models import SessionMemory
 from apps.memory.services import memory_embed_pending
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
@@ -41,3 +42,26 @@ def test_the_async_client_writes_recalls_pages_and_forgets(live_server, issue_ke
     assert me.subject_id == "agent-a"
     assert missing.code == "not_found"
     assert MemoryRow.objects.count() == 210
+
+
+def test_the_async_client_appends_pops_and_clears_a_session(live_server, issue_key, tenant):
+    key = issue_key(tenant, "agent-a")
+
+    async def scenario():
+        async with AsyncEngram(live_server.url, key) as engram:
+            for n in range(3):
+                await engram.session_append("s", f"turn {n}", role="assistant")
+            popped = await engram.session_pop("s")
+            first = (await engram.session_history("s", limit=1)).data[0]
+            deleted = await engram.session_delete_turn("s", first.seq)
+            cleared = await engram.session_clear("s")
+            return popped, deleted, cleared, await engram.session_pop("s")
+
+    popped, deleted, cleared, empty = asyncio.run(scenario())
+
+    assert popped is not None
+    assert (popped.role, popped.content) == ("assistant", "turn 2")
+    assert deleted.content == "turn 0"
+    assert cleared.deleted == 1
+    assert empty is None
+    assert SessionMemory.objects.count() == 0

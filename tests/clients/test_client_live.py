@@ -139,6 +139,56 @@ def test_session_append_history_and_turns_keep_their_order(engram):
     assert [turn.seq for turn in turns] == sorted(turn.seq for turn in turns)
 
 
+def test_session_pop_delete_and_clear_touch_only_the_callers_session(make_engram, tenant):
+    mine, theirs = make_engram(tenant, agent_id="agent-a"), make_engram(tenant, agent_id="b")
+    turns = [mine.session_append("s-1", f"turn {n}") for n in range(4)]
+    theirs.session_append("s-1", "their turn")
+
+    popped = mine.session_pop("s-1")
+    deleted = mine.session_delete_turn("s-1", turns[1].seq)
+    left = [turn.content for turn in mine.session_turns("s-1")]
+    cleared = mine.session_clear("s-1")
+    empty_pop = mine.session_pop("s-1")
+    with pytest.raises(NotFoundError) as missing:
+        mine.session_delete_turn("s-1", turns[0].seq)
+
+    assert popped is not None
+    assert (popped.seq, popped.content) == (turns[3].seq, "turn 3")
+    assert deleted.content == "turn 1"
+    assert left == ["turn 0", "turn 2"]
+    assert (cleared.session_id, cleared.deleted) == ("s-1", 2)
+    assert empty_pop is None
+    assert missing.value.code == "not_found"
+    assert [turn.content for turn in theirs.session_turns("s-1")] == ["their turn"]
+
+
+def test_a_pop_whose_response_was_lost_pops_once(make_engram, tenant, proxy):
+    direct = make_engram(tenant)
+    for n in range(3):
+        direct.session_append("s-1", f"turn {n}")
+    proxy.plan = ["drop"]
+    engram = make_engram(tenant, base_url=proxy.url, backoff_base=0.05)
+
+    popped = engram.session_pop("s-1")
+
+    assert [seen.action for seen in proxy.seen] == ["drop", "pass"]
+    assert popped is not None
+    assert popped.content == "turn 2"
+    assert [turn.content for turn in direct.session_turns("s-1")] == ["turn 0", "turn 1"]
+
+
+def test_list_memories_filters_by_every_tag_given(engram):
+    both = engram.remember("tagged twice", tags=["ns:a", "ns:a.b"])
+    engram.remember("tagged once", tags=["ns:a"])
+    engram.remember("untagged")
+
+    only_both = [memory.id for memory in engram.memories(tags=["ns:a", "ns:a.b"])]
+    with_a = engram.list_memories(tags=["ns:a"])
+
+    assert only_both == [both.id]
+    assert with_a.meta.total_count == 2
+
+
 def test_promote_enqueues_a_session_and_reports_too_few_turns(engram):
     engram.session_append("short", "only one turn")
     for n in range(3):

@@ -4,7 +4,7 @@ from apps.memory.apis.graduation import MemoryGraduateApi
 from apps.memory.apis.memories import MemoryBatchApi, MemoryDetailApi, MemoryListApi
 from apps.memory.apis.promotion import MemoryPromoteApi
 from apps.memory.apis.recall import MemoryRecallApi
-from apps.memory.apis.sessions import SessionHistoryApi
+from apps.memory.apis.sessions import SessionHistoryApi, SessionLastTurnApi, SessionTurnDetailApi
 
 __all__ = [
     "MemoryBatchApi",
@@ -14,4 +14,6 @@ __all__ = [
     "MemoryPromoteApi",
     "MemoryRecallApi",
     "SessionHistoryApi",
+    "SessionLastTurnApi",
+    "SessionTurnDetailApi",
 ]

@@ -127,6 +127,12 @@ class MemoryListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     source = serializers.ChoiceField(  # type: ignore[assignment] # shadows Field.source
         choices=MemorySource.values, required=False
     )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        max_length=50,
+        help_text="Only memories carrying every one of these tags (repeat the parameter).",
+    )
     include_superseded = serializers.BooleanField(required=False, default=False)
     all_subjects = serializers.BooleanField(required=False, default=False)
     limit = serializers.IntegerField(

@@ -1,4 +1,5 @@
-"""The session tier read side: one session's turns (/api/v1/memory/sessions/{session_id})."""
+"""The session tier by session: one session's turns (/api/v1/memory/sessions/{session_id}),
+read in order, cleared, or trimmed one turn at a time (…/turns/{seq}, …/turns/last)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,15 @@ from rest_framework.response import Response
 
 from apps.core.api.fields import OffsetField
 from apps.core.api.serializers import COMMON_ERRORS
-from apps.memory.apis.common import ListMetaSerializer, SessionTurnOutputSerializer
+from apps.memory.apis.common import WRITE_ERRORS, ListMetaSerializer, SessionTurnOutputSerializer
 from apps.memory.selectors import session_history
-from apps.tenancy.api_base import TenantApi
+from apps.memory.services import session_clear, session_turn_delete
+from apps.tenancy.api_base import TenantApi, idempotent
+
+SESSION_ID_PARAMETER = OpenApiParameter("session_id", str, OpenApiParameter.PATH)
+# Deletes are writes (frozen by a custody halt, Idempotency-Key honoured) but not item
+# writes: like forgetting a memory, they do not count against the write rate.
+SESSION_DELETE_ERRORS = {code: body for code, body in WRITE_ERRORS.items() if code != 429}
 
 
 class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -26,13 +33,25 @@ class SessionHistoryFilterSerializer(serializers.Serializer[dict[str, Any]]):
     offset = OffsetField()
 
 
+class SessionClearDataSerializer(serializers.Serializer[dict[str, Any]]):
+    session_id = serializers.CharField()
+    deleted = serializers.IntegerField(help_text="Turns deleted (0 for an unknown session).")
+
+
+class SessionClearOutputSerializer(serializers.Serializer[dict[str, Any]]):
+    data: Any = SessionClearDataSerializer()
+    meta = serializers.DictField()
+
+
+class SessionTurnDeleteOutputSerializer(serializers.Serializer[dict[str, Any]]):
+    data: Any = SessionTurnOutputSerializer(help_text="The turn as it was before deletion.")
+    meta = serializers.DictField()
+
+
 class SessionHistoryApi(TenantApi):
     @extend_schema(
         operation_id="memory_session_history",
-        parameters=[
-            SessionHistoryFilterSerializer,
-            OpenApiParameter("session_id", str, OpenApiParameter.PATH),
-        ],
+        parameters=[SessionHistoryFilterSerializer, SESSION_ID_PARAMETER],
         responses={200: SessionHistoryOutputSerializer, **COMMON_ERRORS},
         tags=["memory"],
     )
@@ -49,3 +68,66 @@ class SessionHistoryApi(TenantApi):
         return Response(
             {"data": SessionTurnOutputSerializer(page.results, many=True).data, "meta": page.meta}
         )
+
+    @extend_schema(
+        operation_id="memory_session_clear",
+        parameters=[SESSION_ID_PARAMETER],
+        responses={200: SessionClearOutputSerializer, **SESSION_DELETE_ERRORS},
+        tags=["memory"],
+    )
+    @idempotent
+    def delete(self, request: Request, session_id: str) -> Response:
+        """Delete every turn of one of the caller's sessions, expired turns included.
+
+        Only the caller's own (tenant, subject) session is touched: another subject's session
+        of the same id is left as it is. An unknown session is `deleted: 0`, not a 404, so a
+        clear can be repeated. Long-term memories already promoted from it stay.
+        """
+        deleted = session_clear(
+            tenant=self.scope.tenant, subject_id=self.scope.subject_id, session_id=session_id
+        )
+        data = {"session_id": session_id, "deleted": deleted}
+        return Response({"data": SessionClearDataSerializer(data).data, "meta": {}})
+
+
+class SessionTurnDetailApi(TenantApi):
+    @extend_schema(
+        operation_id="memory_session_turn_delete",
+        parameters=[SESSION_ID_PARAMETER, OpenApiParameter("seq", int, OpenApiParameter.PATH)],
+        responses={200: SessionTurnDeleteOutputSerializer, **SESSION_DELETE_ERRORS},
+        tags=["memory"],
+    )
+    @idempotent
+    def delete(self, request: Request, session_id: str, seq: int) -> Response:
+        """Delete one live turn of the caller's session by its `seq`; returns the turn.
+
+        A missing, expired or foreign turn is 404 `not_found`.
+        """
+        turn = session_turn_delete(
+            tenant=self.scope.tenant,
+            subject_id=self.scope.subject_id,
+            session_id=session_id,
+            seq=seq,
+        )
+        return Response({"data": SessionTurnOutputSerializer(turn).data, "meta": {}})
+
+
+class SessionLastTurnApi(TenantApi):
+    @extend_schema(
+        operation_id="memory_session_turn_pop",
+        parameters=[SESSION_ID_PARAMETER],
+        responses={200: SessionTurnDeleteOutputSerializer, **SESSION_DELETE_ERRORS},
+        tags=["memory"],
+    )
+    @idempotent
+    def delete(self, request: Request, session_id: str) -> Response:
+        """Pop: delete the latest live turn of the caller's session and return it.
+
+        An empty (or unknown, or fully expired) session is 404 `not_found`. With an
+        `Idempotency-Key`, a retry returns the turn the first attempt popped and pops nothing
+        more.
+        """
+        turn = session_turn_delete(
+            tenant=self.scope.tenant, subject_id=self.scope.subject_id, session_id=session_id
+        )
+        return Response({"data": SessionTurnOutputSerializer(turn).data, "meta": {}})

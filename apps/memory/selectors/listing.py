@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -47,11 +48,14 @@ def _filtered(
     project_id: uuid.UUID | None,
     source: str | None,
     include_superseded: bool,
+    tags: Sequence[str] | None,
 ) -> QuerySet[Memory]:
     if project_id is not None:
         queryset = queryset.filter(project_partition(project_id=project_id))
     if source:
         queryset = queryset.filter(source=source)
+    if tags:
+        queryset = queryset.filter(tags__contains=list(tags))
     if not include_superseded:
         queryset = queryset.filter(superseded_by__isnull=True)
     return queryset.defer(*LIST_DEFERRED_FIELDS).order_by("-created_at", "-id")
@@ -63,6 +67,7 @@ def memory_list(
     subject_id: str,
     project_id: uuid.UUID | None = None,
     source: str | None = None,
+    tags: Sequence[str] | None = None,
     include_superseded: bool = False,
     limit: int = 50,
     offset: int = 0,
@@ -70,13 +75,15 @@ def memory_list(
     """The subject's long-term memories, newest first.
 
     Without ``project_id`` every partition is listed (a review of everything the subject
-    holds); with it, global ∪ that project, as recall reads.
+    holds); with it, global ∪ that project, as recall reads. ``tags``: only memories
+    carrying all of them.
     """
     queryset = _filtered(
         Memory.objects.filter(tenant=tenant, subject_id=subject_id),
         project_id=project_id,
         source=source,
         include_superseded=include_superseded,
+        tags=tags,
     )
     return _paginate(queryset, limit=limit, offset=offset)
 
@@ -86,6 +93,7 @@ def memory_list_all_subjects(
     tenant: Tenant,
     project_id: uuid.UUID | None = None,
     source: str | None = None,
+    tags: Sequence[str] | None = None,
     include_superseded: bool = False,
     limit: int = 50,
     offset: int = 0,
@@ -96,6 +104,7 @@ def memory_list_all_subjects(
         project_id=project_id,
         source=source,
         include_superseded=include_superseded,
+        tags=tags,
     )
     return _paginate(queryset, limit=limit, offset=offset)
 

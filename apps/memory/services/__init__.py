@@ -15,7 +15,9 @@ from apps.memory.services.sessions import (
     SessionTurnDraft,
     session_append,
     session_append_many,
+    session_clear,
     session_prune_expired,
+    session_turn_delete,
 )
 
 __all__ = [
@@ -33,5 +35,7 @@ __all__ = [
     "memory_write_batch",
     "session_append",
     "session_append_many",
+    "session_clear",
     "session_prune_expired",
+    "session_turn_delete",
 ]

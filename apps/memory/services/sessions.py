@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
 from apps.core.exceptions import ValidationFailed
-from apps.memory.exceptions import MemoryErrorCode
+from apps.memory.exceptions import MemoryErrorCode, SessionTurnNotFound
 from apps.memory.models import (
     SESSION_CONTENT_MAX_BYTES,
     SESSION_ID_MAX_LENGTH,
@@ -114,6 +114,55 @@ def session_append_many(
 
 def session_append(*, tenant: Tenant, subject_id: str, draft: SessionTurnDraft) -> SessionMemory:
     return session_append_many(tenant=tenant, subject_id=subject_id, drafts=[draft])[0]
+
+
+def _validate_session_id(session_id: str) -> None:
+    if not session_id.strip() or len(session_id) > SESSION_ID_MAX_LENGTH:
+        raise ValidationFailed(
+            f"session_id must be 1–{SESSION_ID_MAX_LENGTH} characters.",
+            code=MemoryErrorCode.INVALID_SESSION_ID,
+        )
+
+
+def _session_turns(*, tenant: Tenant, subject_id: str, session_id: str) -> QuerySet[SessionMemory]:
+    return SessionMemory.objects.filter(tenant=tenant, subject_id=subject_id, session_id=session_id)
+
+
+def session_clear(*, tenant: Tenant, subject_id: str, session_id: str) -> int:
+    """Delete every turn of the caller's session; returns how many. Unknown = empty = 0.
+
+    Expired turns still held for promotion go too: a cleared session must not come back as
+    promoted memories later.
+    """
+    _validate_session_id(session_id)
+    with transaction.atomic(using=PRIMARY):
+        deleted, _ = _session_turns(
+            tenant=tenant, subject_id=subject_id, session_id=session_id
+        ).delete()
+    return deleted
+
+
+def session_turn_delete(
+    *, tenant: Tenant, subject_id: str, session_id: str, seq: int | None = None
+) -> SessionMemory:
+    """Delete one live turn of the caller's session and return it: ``seq``, or the latest
+    when ``seq`` is None (a pop). Missing, expired and foreign turns are the same 404.
+    """
+    _validate_session_id(session_id)
+    live = _session_turns(tenant=tenant, subject_id=subject_id, session_id=session_id).filter(
+        expires_at__gt=timezone.now()
+    )
+    with transaction.atomic(using=PRIMARY):
+        if seq is None:
+            # SKIP LOCKED: two concurrent pops take the last two turns; without it the second
+            # would wait on the first's row, find it deleted and report an empty session.
+            turn = live.select_for_update(skip_locked=True).order_by("-seq").first()
+        else:
+            turn = live.select_for_update().filter(seq=seq).first()
+        if turn is None:
+            raise SessionTurnNotFound("Session turn not found.")
+        SessionMemory.objects.filter(pk=turn.pk).delete()
+    return turn
 
 
 @dataclass

@@ -393,3 +393,16 @@ def test_context_is_stored_indexed_and_returned_but_not_as_the_text(agent, tenan
     assert written["context"] == "release calendar, 2026 planning"
     assert [hit["memory"]["text"] for hit in found] == ["We ship on Tuesdays."]
     assert found[0]["memory"]["context"] == "release calendar, 2026 planning"
+
+
+def test_list_keeps_memories_carrying_every_tag_asked_for(agent, other_agent):
+    both = agent.post(MEMORY, {"text": "both", "tags": ["a", "b"]}).json()["data"]["id"]
+    agent.post(MEMORY, {"text": "only a", "tags": ["a"]})
+    other_agent.post(MEMORY, {"text": "theirs", "tags": ["a", "b"]})
+
+    tagged = agent.get(MEMORY, {"tags": ["a", "b"]}).json()
+    too_long = agent.get(MEMORY, {"tags": ["x" * 65]})
+
+    assert [memory["id"] for memory in tagged["data"]] == [both]
+    assert tagged["meta"]["total_count"] == 1
+    assert too_long.status_code == 422

@@ -1,16 +1,21 @@
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.exceptions import ValidationFailed
+from apps.memory.exceptions import SessionTurnNotFound
 from apps.memory.models import SessionMemory, SessionPromotion
 from apps.memory.selectors import session_history
 from apps.memory.services import (
     SessionTurnDraft,
     session_append,
     session_append_many,
+    session_clear,
     session_prune_expired,
+    session_turn_delete,
 )
 
 
@@ -193,3 +198,48 @@ def test_expired_turns_are_not_read_before_the_prune_runs(tenant):
     page = session_history(tenant=tenant, subject_id="a", session_id="s1")
 
     assert page.results == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pop_beside_another_in_flight_pop_takes_the_turn_before(tenant):
+    rows = session_append_many(
+        tenant=tenant, subject_id="a", drafts=[_turn("t0"), _turn("t1"), _turn("t2")]
+    )
+    popped: list[str] = []
+
+    def pop() -> None:
+        try:
+            popped.append(
+                session_turn_delete(tenant=tenant, subject_id="a", session_id="s1").content
+            )
+        finally:
+            connection.close()  # the thread had its own connection
+
+    # This connection holds the last turn as an in-flight pop would, until the block ends.
+    with transaction.atomic():
+        SessionMemory.objects.select_for_update().get(pk=rows[2].pk)
+        worker = threading.Thread(target=pop)
+        worker.start()
+        worker.join(timeout=30)
+        finished_while_locked = not worker.is_alive()
+    worker.join()
+
+    assert finished_while_locked
+    assert popped == ["t1"]
+    assert [turn.content for turn in SessionMemory.objects.order_by("seq")] == ["t0", "t2"]
+
+
+def test_clear_and_turn_delete_keep_to_the_callers_scope(tenant, other_tenant):
+    session_append(tenant=tenant, subject_id="a", draft=_turn("mine"))
+    theirs = session_append(tenant=tenant, subject_id="b", draft=_turn("other subject"))
+    session_append(tenant=other_tenant, subject_id="a", draft=_turn("other tenant"))
+
+    deleted = session_clear(tenant=tenant, subject_id="a", session_id="s1")
+    with pytest.raises(SessionTurnNotFound):
+        session_turn_delete(tenant=tenant, subject_id="a", session_id="s1", seq=theirs.seq)
+
+    assert deleted == 1
+    assert sorted(SessionMemory.objects.values_list("content", flat=True)) == [
+        "other subject",
+        "other tenant",
+    ]

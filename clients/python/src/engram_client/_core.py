@@ -33,6 +33,7 @@ from engram_client.models import (
     Project,
     PromotionResult,
     RecallReferenced,
+    SessionCleared,
     SessionHistory,
     SessionTurn,
     Whoami,
@@ -141,11 +142,18 @@ class Call(Generic[T]):
         if not self.params:
             return None
         clean = {
-            name: (str(value).lower() if isinstance(value, bool) else str(value))
-            for name, value in self.params.items()
-            if value is not None
+            name: _query_value(value) for name, value in self.params.items() if value is not None
         }
         return clean or None
+
+
+def _query_value(value: Any) -> str | list[str]:
+    """A list repeats its parameter (``?tags=a&tags=b``); booleans are ``true``/``false``."""
+    if isinstance(value, list | tuple):
+        return [str(item) for item in value]
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
 
 
 def _write(method: str, path: str, parse: Callable[[Any], T], json: Any = None) -> Call[T]:
@@ -271,6 +279,26 @@ def session_history(session_id: str, *, limit: int, offset: int) -> Call[Session
     )
 
 
+def session_clear(session_id: str) -> Call[SessionCleared]:
+    return _write(
+        "DELETE", f"/api/v1/memory/sessions/{_segment(session_id)}", _data(SessionCleared)
+    )
+
+
+def session_pop(session_id: str) -> Call[SessionTurn]:
+    return _write(
+        "DELETE", f"/api/v1/memory/sessions/{_segment(session_id)}/turns/last", _data(SessionTurn)
+    )
+
+
+def session_delete_turn(session_id: str, seq: int) -> Call[SessionTurn]:
+    return _write(
+        "DELETE",
+        f"/api/v1/memory/sessions/{_segment(session_id)}/turns/{int(seq)}",
+        _data(SessionTurn),
+    )
+
+
 def recall(
     query: str,
     *,
@@ -295,6 +323,7 @@ def list_memories(
     offset: int | None,
     project_id: str | uuid.UUID | None,
     source: str | None,
+    tags: Sequence[str] | None,
     include_superseded: bool,
     all_subjects: bool,
 ) -> Call[MemoryPage]:
@@ -303,6 +332,7 @@ def list_memories(
         "offset": offset,
         "project_id": project_id,
         "source": source,
+        "tags": None if not tags else list(tags),
         "include_superseded": include_superseded,
         "all_subjects": all_subjects or None,
     }

@@ -13,6 +13,7 @@ import httpx
 
 from engram_client import _core
 from engram_client._core import ClientOptions, NewMemory, NewTurn
+from engram_client.errors import NotFoundError
 from engram_client.models import (
     ArticleProposal,
     GraduationResult,
@@ -25,6 +26,7 @@ from engram_client.models import (
     Project,
     PromotionResult,
     RecallReferenced,
+    SessionCleared,
     SessionHistory,
     SessionTurn,
     Whoami,
@@ -202,12 +204,14 @@ class AsyncEngram:
         offset: int | None = None,
         project_id: str | uuid.UUID | None = None,
         source: Literal["explicit", "promoted"] | None = None,
+        tags: Sequence[str] | None = None,
         include_superseded: bool = False,
         all_subjects: bool = False,
     ) -> MemoryPage:
         """One page of your memories, newest first (server default 50 a page; at most 200).
 
-        ``all_subjects`` lists every subject of the tenant, for a superadmin key.
+        ``tags`` keeps memories carrying all of them; ``all_subjects`` lists every subject
+        of the tenant, for a superadmin key.
         """
         return await self._send(
             _core.list_memories(
@@ -215,6 +219,7 @@ class AsyncEngram:
                 offset=offset,
                 project_id=project_id,
                 source=source,
+                tags=tags,
                 include_superseded=include_superseded,
                 all_subjects=all_subjects,
             )
@@ -225,6 +230,7 @@ class AsyncEngram:
         *,
         project_id: str | uuid.UUID | None = None,
         source: Literal["explicit", "promoted"] | None = None,
+        tags: Sequence[str] | None = None,
         include_superseded: bool = False,
         all_subjects: bool = False,
         page_size: int = _core.MEMORY_PAGE_MAX,
@@ -237,6 +243,7 @@ class AsyncEngram:
                 offset=offset,
                 project_id=project_id,
                 source=source,
+                tags=tags,
                 include_superseded=include_superseded,
                 all_subjects=all_subjects,
             )
@@ -291,6 +298,25 @@ class AsyncEngram:
             offset += len(page.data)
             if not page.data or offset >= page.meta.total_count:
                 return
+
+    async def session_clear(self, session_id: str) -> SessionCleared:
+        """Delete every turn of one of your sessions (``deleted`` 0 when there were none)."""
+        return await self._send(_core.session_clear(session_id))
+
+    async def session_pop(self, session_id: str) -> SessionTurn | None:
+        """Delete and return the latest live turn of a session; None when it has none.
+
+        Retried attempts reuse one Idempotency-Key, so a retry after a lost response returns
+        the turn the first attempt popped instead of popping another.
+        """
+        try:
+            return await self._send(_core.session_pop(session_id))
+        except NotFoundError:
+            return None
+
+    async def session_delete_turn(self, session_id: str, seq: int) -> SessionTurn:
+        """Delete one live turn of a session by its ``seq`` (``NotFoundError`` if none)."""
+        return await self._send(_core.session_delete_turn(session_id, seq))
 
     async def promote(self, session_id: str) -> PromotionResult:
         """Compile a finished session into long-term memories, in the background."""

@@ -79,6 +79,13 @@ class SessionHistory(EngramModel):
     meta: ListMeta
 
 
+class SessionCleared(EngramModel):
+    """``DELETE /memory/sessions/{session_id}``: how many turns the clear deleted."""
+
+    session_id: str
+    deleted: int
+
+
 class RecallHit(EngramModel):
     memory: Memory
     #: Null when embeddings were unavailable and the keyword fallback answered.
@@ -338,6 +345,7 @@ SCHEMA_COMPONENTS: dict[type[EngramModel], str] = {
     ListMeta: "ListMeta",
     MemoryPage: "MemoryListOutput",
     SessionHistory: "SessionHistoryOutput",
+    SessionCleared: "SessionClearData",
     RecallHit: "RecallHitOutput",
     MemoryRecallMeta: "MemoryRecallMeta",
     MemoryRecall: "MemoryRecallOutput",
