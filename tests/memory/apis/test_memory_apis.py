@@ -400,8 +400,8 @@ def test_list_keeps_memories_carrying_every_tag_asked_for(agent, other_agent):
     agent.post(MEMORY, {"text": "only a", "tags": ["a"]})
     other_agent.post(MEMORY, {"text": "theirs", "tags": ["a", "b"]})
 
-    tagged = agent.get(MEMORY, {"tags": ["a", "b"]}).json()
-    too_long = agent.get(MEMORY, {"tags": ["x" * 65]})
+    tagged = agent.get(MEMORY, data={"tags": ["a", "b"]}).json()
+    too_long = agent.get(MEMORY, data={"tags": ["x" * 65]})
 
     assert [memory["id"] for memory in tagged["data"]] == [both]
     assert tagged["meta"]["total_count"] == 1
