@@ -33,7 +33,7 @@ def _tenant_endpoints():
         view = getattr(callback, "view_class", None)
         if view is None or not issubclass(view, TenantApi):
             continue
-        path = "/" + re.sub(r"<[^>]+>", PLACEHOLDER, route)
+        path = "/" + re.sub(r"<[^>]+>", PLACEHOLDER, re.sub(r"<int:[^>]+>", "1", route))
         for method in METHODS:
             if hasattr(view, method):
                 endpoints.append((method, path))
