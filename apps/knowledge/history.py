@@ -5,6 +5,11 @@ server-derived halves of the caller's scope come before the client's token, so a
 another tenant, or another agent of the same tenant, happens to pick can never suppress rows
 from your results. It is best effort by design: an eviction or a node-local cache simply
 re-surfaces an article, which is the behaviour without history.
+
+Forgetting and erasure drop a subject's history (:func:`history_forget_subject`,
+:func:`history_forget_tenant`) by moving its generation on: every key carries the tenant's and
+the subject's generation, so entries written before are never read again and expire with
+their TTL. That works on every cache backend, where deleting by key pattern does not.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from typing import Protocol
 from django.core.cache import cache
 
 KEY_PREFIX = "knowledge:shown"
+GENERATION_PREFIX = "knowledge:shown-generation"
+#: Generations outlive any history entry (the history TTL is hours at most).
+GENERATION_TTL_SECONDS = 30 * 24 * 3600
 
 
 class ShownHistory(Protocol):
@@ -37,8 +45,11 @@ class RecallHistory:
         # The session token is client-chosen and arbitrary: hash it so any byte string makes
         # a safe cache key, and so keys never carry the raw token.
         token = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32]
-        subject = hashlib.sha256(subject_id.encode("utf-8")).hexdigest()[:32]
-        self._prefix = f"{KEY_PREFIX}:{tenant_id}:{subject}:{token}"
+        subject = _subject_digest(subject_id)
+        tenant_key, subject_key = _generation_keys(tenant_id, subject_id)
+        generations = cache.get_many([tenant_key, subject_key])
+        generation = f"{generations.get(tenant_key, 0)}.{generations.get(subject_key, 0)}"
+        self._prefix = f"{KEY_PREFIX}:{tenant_id}:{subject}:{generation}:{token}"
         self._ttl = ttl
 
     def _key(self, article_id: object) -> str:
@@ -55,3 +66,33 @@ class RecallHistory:
         entries = {self._key(str(article_id)): 1 for article_id in article_ids}
         if entries:
             cache.set_many(entries, timeout=self._ttl)
+
+
+def _subject_digest(subject_id: str) -> str:
+    return hashlib.sha256(subject_id.encode("utf-8")).hexdigest()[:32]
+
+
+def _generation_keys(tenant_id: object, subject_id: str) -> tuple[str, str]:
+    return (
+        f"{GENERATION_PREFIX}:{tenant_id}",
+        f"{GENERATION_PREFIX}:{tenant_id}:{_subject_digest(subject_id)}",
+    )
+
+
+def _bump(key: str) -> None:
+    # add() then incr() is atomic on Redis; a lost race still leaves a new generation.
+    cache.add(key, 0, timeout=GENERATION_TTL_SECONDS)
+    try:
+        cache.incr(key)
+    except ValueError:  # evicted between add and incr
+        cache.set(key, 1, timeout=GENERATION_TTL_SECONDS)
+
+
+def history_forget_subject(*, tenant_id: object, subject_id: str) -> None:
+    """Make every shown-history entry of one subject unreadable (forget, subject erasure)."""
+    _bump(_generation_keys(tenant_id, subject_id)[1])
+
+
+def history_forget_tenant(*, tenant_id: object) -> None:
+    """Make every shown-history entry of a tenant unreadable (tenant erasure)."""
+    _bump(_generation_keys(tenant_id, "")[0])

@@ -20,6 +20,7 @@ class MemoryErrorCode(StrEnum):
     ALREADY_GRADUATED = "already_graduated"
     INVALID_MEMORY_ID = "invalid_memory_id"
     INVALID_RE_SCOPE = "invalid_re_scope"
+    FORGOTTEN = "forgotten"
 
 
 class MemoryNotFound(NotFound):
@@ -66,3 +67,9 @@ class InvalidMemoryId(ValidationFailed):
 
 class InvalidReScope(ValidationFailed):
     default_code: str = MemoryErrorCode.INVALID_RE_SCOPE
+
+
+class Forgotten(Conflict):
+    """The memory's text is one its subject forgot (a tombstone): it is not graduated."""
+
+    default_code: str = MemoryErrorCode.FORGOTTEN

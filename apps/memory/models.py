@@ -269,3 +269,22 @@ class GraduationDeferral(TenantScopedModel):
     attempts = models.PositiveSmallIntegerField(default=1)
     retry_at = models.DateTimeField()
     reason = models.CharField(max_length=200)
+
+
+class MemoryTombstone(TenantScopedModel):
+    """The content fingerprint of a memory its subject forgot, and nothing else.
+
+    Promotion and graduation consult it so a forgotten fact is not re-created from the session
+    it came from; an explicit write of the same text removes it (the agent chose to know the
+    fact again). It holds no text: ``content_hash`` is ``embedding_content_hash(text)``.
+    """
+
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
+    content_hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "subject_id", "content_hash"], name="memory_tombstone_uniq"
+            ),
+        ]

@@ -8,6 +8,7 @@ from apps.knowledge.services.articles import (
     Verdict,
     article_archive,
     article_create,
+    articles_archive_for_memories,
     article_publish,
     article_update,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "article_open",
     "article_publish",
     "article_update",
+    "articles_archive_for_memories",
     "propose_article",
     "record_opened",
     "record_referenced",

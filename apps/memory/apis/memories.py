@@ -280,7 +280,10 @@ class MemoryDetailApi(TenantApi):
     def delete(self, request: Request, memory_id: uuid.UUID) -> Response:
         """Forget one of the caller's memories (and the older versions it superseded).
 
-        A superadmin impersonating a tenant may forget any subject's memory. Another
+        The forget cascades: articles graduated from those rows are archived, and a tombstone
+        of each row's content fingerprint (never its text) keeps promotion and graduation from
+        re-creating it; an explicit write of the same text later removes the tombstone. A
+        superadmin impersonating a tenant may forget any subject's memory. Another
         subject's or tenant's id is the same 404 as a missing one.
         """
         if self.scope.is_superadmin:

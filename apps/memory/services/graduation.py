@@ -23,15 +23,17 @@ from django.utils import timezone
 from apps.core.db.routers import PRIMARY
 from apps.core.telemetry import emit
 from apps.knowledge.exceptions import GateUnavailable, TitleTaken
-from apps.knowledge.services import propose_article
+from apps.knowledge.services import articles_archive_for_memories, propose_article
 from apps.knowledge.viewer import Viewer
 from apps.memory.exceptions import (
     AlreadyGraduated,
+    Forgotten,
     InvalidMemoryId,
     InvalidReScope,
     MemoryNotFound,
 )
 from apps.memory.models import GraduationDeferral, Memory
+from apps.memory.services.tombstones import tombstoned
 from apps.tenancy.models import Tenant
 
 RE_SCOPE_GLOBAL = "global"
@@ -133,6 +135,11 @@ def memory_graduate(
         )
         if memory is None:
             raise MemoryNotFound("Memory not found.")
+        if tombstoned(
+            tenant=tenant, subject_id=subject_id, content_hashes=[memory.embedding_content_hash]
+        ):
+            # Only an import can bring back a row its subject forgot; it stays out of the wiki.
+            raise Forgotten("The subject forgot this memory's text; it is not graduated.")
         to_global = re_scope == RE_SCOPE_GLOBAL or memory.project_id is None
         if memory.graduated_at is not None:
             if memory.graduated_global != to_global:
@@ -148,11 +155,16 @@ def memory_graduate(
         except GateUnavailable:
             emit("memory_graduation.unavailable", {"count": 1}, {"tenant_id": str(tenant.pk)})
             raise
-        Memory.objects.filter(pk=memory.pk, graduated_at__isnull=True).update(
+        stamped = Memory.objects.filter(pk=memory.pk, graduated_at__isnull=True).update(
             graduated_at=timezone.now(),
             graduated_article=proposal.article,
             graduated_global=to_global,
         )
+        if not stamped and not Memory.objects.filter(pk=memory.pk).exists():
+            # Forgotten while the gate ran (the gate commits on its own): the article it just
+            # wrote must not outlive its only source.
+            articles_archive_for_memories(tenant=tenant, memory_ids=[memory.pk])
+            raise MemoryNotFound("Memory not found.")
         memory.refresh_from_db()
     emit(
         "memory_graduation.graduated",
@@ -192,6 +204,10 @@ def _sweep_candidates(now: datetime) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
                    AND m.recall_count >= %s
                    AND NOT EXISTS (SELECT 1 FROM memory_graduationdeferral d
                                     WHERE d.memory_id = m.id AND d.retry_at > %s)
+                   AND NOT EXISTS (SELECT 1 FROM memory_memorytombstone t
+                                    WHERE t.tenant_id = m.tenant_id
+                                      AND t.subject_id = m.subject_id
+                                      AND t.content_hash = m.embedding_content_hash)
                  LIMIT %s
             ), ranked AS (
                 SELECT m.id, m.tenant_id, m.subject_id,
@@ -203,6 +219,10 @@ def _sweep_candidates(now: datetime) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
                    AND m.recall_count >= %s
                    AND NOT EXISTS (SELECT 1 FROM memory_graduationdeferral d
                                     WHERE d.memory_id = m.id AND d.retry_at > %s)
+                   AND NOT EXISTS (SELECT 1 FROM memory_memorytombstone t
+                                    WHERE t.tenant_id = m.tenant_id
+                                      AND t.subject_id = m.subject_id
+                                      AND t.content_hash = m.embedding_content_hash)
             )
             SELECT id, tenant_id, subject_id FROM ranked
              WHERE turn <= %s
@@ -263,7 +283,7 @@ def memory_graduation_sweep(*, now: datetime | None = None) -> GraduationSweep:
         except GateUnavailable:
             result.unavailable += 1
             continue
-        except (AlreadyGraduated, MemoryNotFound):
+        except (AlreadyGraduated, MemoryNotFound, Forgotten):
             continue  # graduated or forgotten since the scan
         except Exception as exc:
             # One bad memory must not cost every memory behind it its graduation.

@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
 from apps.core.exceptions import ValidationFailed
+from apps.knowledge.history import history_forget_subject
+from apps.knowledge.services import articles_archive_for_memories
 from apps.memory.exceptions import (
     AlreadySuperseded,
     InvalidProjectId,
@@ -23,6 +25,7 @@ from apps.memory.exceptions import (
 )
 from apps.memory.models import Memory, MemorySource
 from apps.memory.services.scope_lock import lock_memory_scope
+from apps.memory.services.tombstones import tombstone_clear, tombstone_record
 from apps.memory.tasks import embed_memories_task
 from apps.projects.selectors import project_exists
 from apps.providers.embeddings import embedding_content_hash
@@ -145,6 +148,12 @@ def memory_create_many(
         memories = Memory.objects.bulk_create(
             [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
         )
+        # An explicit write is the agent choosing to know the fact again.
+        tombstone_clear(
+            tenant=tenant,
+            subject_id=subject_id,
+            content_hashes=[memory.embedding_content_hash for memory in memories],
+        )
         _enqueue_embedding(memories)
     return memories
 
@@ -176,28 +185,54 @@ def memory_supersede(
         # correct itself.
         new = _build(tenant=tenant, subject_id=subject_id, draft=draft)
         new.save()
+        tombstone_clear(
+            tenant=tenant, subject_id=subject_id, content_hashes=[new.embedding_content_hash]
+        )
         Memory.objects.filter(pk=old.pk).update(superseded_by=new, superseded_at=timezone.now())
         _enqueue_embedding([new])
     return new
 
 
-def _delete_with_history(*, tenant: Tenant, root: Memory) -> int:
-    """Delete ``root`` and every older version it superseded (forget means the whole fact)."""
+@dataclass(frozen=True)
+class ForgetResult:
+    memories_deleted: int
+    articles_archived: list[uuid.UUID]
+    tombstones: int
+
+
+def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResult:
+    """Delete ``root`` and every older version it superseded (forget means the whole fact),
+    archive the articles graduated from them, tombstone their fingerprints and drop the
+    subject's shown-history. History is followed inside (tenant, subject) only, so a
+    ``superseded_by`` link that crossed subjects can never delete another subject's row.
+    """
+    scoped = Memory.objects.filter(tenant=tenant, subject_id=subject_id)
     doomed = [root.pk]
     frontier = [root.pk]
     while frontier:
         frontier = list(
-            Memory.objects.filter(tenant=tenant, superseded_by__in=frontier).values_list(
-                "pk", flat=True
-            )
+            scoped.filter(superseded_by__in=frontier)
+            .exclude(pk__in=doomed)
+            .values_list("pk", flat=True)
         )
         doomed.extend(frontier)
-    deleted, _ = Memory.objects.filter(tenant=tenant, pk__in=doomed).delete()
-    return deleted
+    hashes = list(scoped.filter(pk__in=doomed).values_list("embedding_content_hash", flat=True))
+    archived = articles_archive_for_memories(tenant=tenant, memory_ids=doomed)
+    deleted, _ = scoped.filter(pk__in=doomed).delete()
+    tombstones = tombstone_record(tenant=tenant, subject_id=subject_id, content_hashes=hashes)
+    transaction.on_commit(
+        lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id),
+        using=PRIMARY,
+        robust=True,
+    )
+    return ForgetResult(
+        memories_deleted=deleted, articles_archived=archived, tombstones=tombstones
+    )
 
 
-def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> int:
-    """Delete the caller's own memory (and its superseded history). Foreign = missing = 404."""
+def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> ForgetResult:
+    """Forget one of the caller's memories: the whole fact, everywhere (see ``_forget_fact``).
+    Foreign = missing = 404."""
     with transaction.atomic(using=PRIMARY):
         memory = (
             Memory.objects.select_for_update()
@@ -206,13 +241,13 @@ def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> i
         )
         if memory is None:
             raise MemoryNotFound("Memory not found.")
-        return _delete_with_history(tenant=tenant, root=memory)
+        return _forget_fact(tenant=tenant, subject_id=subject_id, root=memory)
 
 
-def memory_forget_any(*, tenant: Tenant, memory_id: uuid.UUID) -> int:
-    """Operator oversight: delete any subject's memory in ``tenant``."""
+def memory_forget_any(*, tenant: Tenant, memory_id: uuid.UUID) -> ForgetResult:
+    """Operator oversight: forget any subject's memory in ``tenant``, as that subject would."""
     with transaction.atomic(using=PRIMARY):
         memory = Memory.objects.select_for_update().filter(tenant=tenant, pk=memory_id).first()
         if memory is None:
             raise MemoryNotFound("Memory not found.")
-        return _delete_with_history(tenant=tenant, root=memory)
+        return _forget_fact(tenant=tenant, subject_id=memory.subject_id, root=memory)

@@ -58,6 +58,7 @@ from apps.memory.services.promotion_lease import (
     job_release,
 )
 from apps.memory.services.scope_lock import lock_memory_scope
+from apps.memory.services.tombstones import tombstoned
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts, embedding_content_hash
 from apps.tenancy.models import Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
@@ -237,6 +238,7 @@ class PersistOutcome:
     promoted: int = 0
     superseded: int = 0
     gated_out: int = 0
+    forgotten: int = 0
     dropped_quota: int = 0
     cross_links_stripped: int = 0
     memory_ids: list[str] = field(default_factory=list)
@@ -289,7 +291,8 @@ def promotion_persist(
     """Write gated candidates as ``source: promoted`` memories (spec step 5).
 
     Embeds synchronously so no paraphrase slips past near-duplicate detection; an identical
-    text is a no-op (``gated_out``); a paraphrase above the near-duplicate threshold
+    text is a no-op (``gated_out``); a text the subject forgot (a tombstone) is never written
+    again (``forgotten``); a paraphrase above the near-duplicate threshold
     supersedes the prior *promoted* row — never an explicit one; cross_links are kept only
     when the subject can see the article. Raises :class:`PromotionSnoozed` (nothing written)
     when embeddings are unavailable and :class:`ReservedSubject` for the eval subject.
@@ -320,8 +323,16 @@ def promotion_persist(
             tenant=tenant, subject_id=subject_id, superseded_by__isnull=True
         ).count()
         room = settings.MEMORY_QUOTA_LIVE_ROWS - live
+        forgotten = tombstoned(
+            tenant=tenant,
+            subject_id=subject_id,
+            content_hashes=[embedding_content_hash(candidate.text) for candidate in candidates],
+        )
         for candidate, vector in zip(candidates, vectors, strict=True):
             content_hash = embedding_content_hash(candidate.text)
+            if content_hash in forgotten:
+                outcome.forgotten += 1
+                continue
             if (
                 Memory.objects.filter(
                     tenant=tenant,
@@ -378,6 +389,7 @@ def promotion_persist(
         ("memory_promotion.promoted", outcome.promoted),
         ("memory_promotion.superseded", outcome.superseded),
         ("memory_promotion.gated_out", outcome.gated_out),
+        ("memory_promotion.forgotten", outcome.forgotten),
     ):
         if count:
             emit(event, {"count": count}, {"tenant_id": str(tenant.pk)})

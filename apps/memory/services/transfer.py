@@ -132,8 +132,8 @@ def _project_mapping(
 
 
 def _check_memories(*, tenant: Tenant, export: ParsedExport) -> set[uuid.UUID]:
-    """Refuse ids of other tenants, dangling superseded_by links and promoted-content
-    duplicates. Returns the file's memory ids the tenant already holds."""
+    """Refuse ids of other tenants, dangling or cross-subject superseded_by links and
+    promoted-content duplicates. Returns the file's memory ids the tenant already holds."""
     file_ids = [parsed.memory.pk for parsed in export.memories]
     owners: dict[uuid.UUID, uuid.UUID] = {}
     for chunk in _chunks(file_ids):
@@ -152,15 +152,25 @@ def _check_memories(*, tenant: Tenant, export: ParsedExport) -> set[uuid.UUID]:
         for parsed in export.memories
         if parsed.memory.superseded_by_id and parsed.memory.superseded_by_id not in known
     }
-    targets_in_tenant: set[uuid.UUID] = set()
+    subject_of = {parsed.memory.pk: parsed.memory.subject_id for parsed in export.memories}
     for chunk in _chunks(sorted(dangling, key=str)):
-        targets_in_tenant.update(
-            Memory.objects.filter(tenant=tenant, pk__in=chunk).values_list("pk", flat=True)
+        subject_of.update(
+            Memory.objects.filter(tenant=tenant, pk__in=chunk).values_list("pk", "subject_id")
         )
     for target, line in dangling.items():
-        if target not in targets_in_tenant:
+        if target not in subject_of:
             raise ExportFileInvalid(
                 line, f"superseded_by {target} is in neither the file nor the tenant"
+            )
+    # A version chain belongs to one subject: forget follows it, so a link across subjects
+    # would let one subject's forget reach another's rows.
+    for parsed in export.memories:
+        target = parsed.memory.superseded_by_id
+        if target is not None and subject_of[target] != parsed.memory.subject_id:
+            raise ExportFileInvalid(
+                parsed.line,
+                f"superseded_by {target} belongs to another subject than memory "
+                f"{parsed.memory.pk}; a memory can only be superseded within its subject",
             )
     promoted = {
         (parsed.memory.subject_id, parsed.memory.embedding_content_hash): parsed

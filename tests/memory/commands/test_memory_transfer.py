@@ -418,3 +418,27 @@ def test_export_to_stdout_and_import_from_stdin(tenant, corpus, tmp_path, monkey
     report = run_json("memory_import", "--tenant", tenant.slug)
 
     assert report["counts"]["memory"] == {"created": 5, "skipped": 0}
+
+
+def test_a_superseded_by_link_across_subjects_is_refused(tenant, corpus, tmp_path):
+    path = tmp_path / "export.jsonl"
+    _export(tenant, path)
+    wipe(tenant)
+    records = _lines(path)
+    memories = [r for r in records if r["type"] == "memory"]
+    victim = next(m for m in memories if m["superseded_by"] is None)
+    # Another subject's row claims to be an older version of the victim's memory.
+    forged = {
+        **next(m for m in memories if m["id"] != victim["id"]),
+        "subject_id": victim["subject_id"] + "-other",
+        "superseded_by": victim["id"],
+    }
+    records = [forged if r.get("id") == forged["id"] else r for r in records]
+    _write(path, records)
+    counts = table_counts()
+
+    with pytest.raises(CommandError, match="belongs to another subject") as exc:
+        _import(tenant, path)
+
+    assert exc.value.returncode == 1
+    assert table_counts() == counts

@@ -67,9 +67,9 @@ def test_forget_deletes_the_memory_and_its_superseded_history(tenant):
     v3 = memory_supersede(tenant=tenant, subject_id="a", memory_id=v2.pk, draft=MemoryDraft("v3"))
     unrelated = _write(tenant, "a", "unrelated")
 
-    deleted = memory_forget(tenant=tenant, subject_id="a", memory_id=v3.pk)
+    result = memory_forget(tenant=tenant, subject_id="a", memory_id=v3.pk)
 
-    assert deleted == 3
+    assert result.memories_deleted == 3
     assert list(Memory.objects.filter(tenant=tenant).values_list("pk", flat=True)) == [unrelated.pk]
 
 

@@ -10,7 +10,10 @@ from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
 
 class Command(EngramCommand):
-    help = "Operator oversight: forget any memory of a tenant (and its superseded history)."
+    help = (
+        "Operator oversight: forget any memory of a tenant (its superseded history and the "
+        "articles graduated from it too)."
+    )
 
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
@@ -24,9 +27,15 @@ class Command(EngramCommand):
         except ValueError as exc:
             raise CommandError(f"{options['memory_id']!r} is not a memory id.") from exc
         tenant = tenant_get_by_slug_or_id(identifier=options["tenant"])
-        deleted = memory_forget_any(tenant=tenant, memory_id=memory_id)
+        result = memory_forget_any(tenant=tenant, memory_id=memory_id)
+        deleted = result.memories_deleted
         self.render(
             options,
-            {"memory_id": str(memory_id), "deleted_rows": deleted},
-            f"Forgot {memory_id} ({deleted} row(s) including superseded versions)",
+            {
+                "memory_id": str(memory_id),
+                "deleted_rows": deleted,
+                "articles_archived": [str(pk) for pk in result.articles_archived],
+            },
+            f"Forgot {memory_id} ({deleted} row(s) including superseded versions, "
+            f"{len(result.articles_archived)} graduated article(s) archived)",
         )
