@@ -325,8 +325,9 @@ def memory_forget(
 
     The fact is gone everywhere: the article graduated from it is archived, and promotion will
     not re-create it from the session it came from. Writing the same text again with
-    memory_remember is allowed (you chose to know it again). Use it to prune a fact that is wrong or no longer true. To correct a fact instead, prefer
-    memory_remember with supersedes=<id>, which keeps the history. An id that is not one of
+    memory_remember is allowed (you chose to know it again). Use it to prune a fact that is
+    wrong or no longer true. To correct a fact instead, prefer memory_remember with
+    supersedes=<id>, which keeps the history. An id that is not one of
     your memories is not_found. An operator's superadmin key (its tenant configured) may
     forget any memory of that tenant.
     """

@@ -8,9 +8,9 @@ from apps.knowledge.services.articles import (
     Verdict,
     article_archive,
     article_create,
-    articles_archive_for_memories,
     article_publish,
     article_update,
+    articles_archive_for_memories,
 )
 from apps.knowledge.services.embedding import (
     ArticleEmbeddingRun,

@@ -398,7 +398,9 @@ def article_archive(*, tenant: Tenant, viewer: Viewer, article_id: uuid.UUID) ->
     return article
 
 
-def articles_archive_for_memories(*, tenant: Tenant, memory_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
+def articles_archive_for_memories(
+    *, tenant: Tenant, memory_ids: Sequence[uuid.UUID]
+) -> list[uuid.UUID]:
     """Archive every live article whose source is one of ``memory_ids`` (a forgotten memory).
 
     A helper for the memory app's forget, inside its transaction: the article's only source

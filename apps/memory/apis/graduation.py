@@ -66,7 +66,8 @@ class MemoryGraduateApi(TenantApi):
         200 when it was already represented (`duplicate`, `deduplicated`) or already
         graduated. `re_scope: "global"` makes a project memory tenant-wide on its first
         graduation only (else 409 `already_graduated`). The article is owner-visible. 503
-        `gate_unavailable` when embeddings are down (nothing stamped; retry).
+        `gate_unavailable` when embeddings are down (nothing stamped; retry). 409 `forgotten`
+        when the subject forgot this text (a row an import brought back).
         """
         payload = MemoryGraduateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -225,9 +225,7 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
         using=PRIMARY,
         robust=True,
     )
-    return ForgetResult(
-        memories_deleted=deleted, articles_archived=archived, tombstones=tombstones
-    )
+    return ForgetResult(memories_deleted=deleted, articles_archived=archived, tombstones=tombstones)
 
 
 def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> ForgetResult:

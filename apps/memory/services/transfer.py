@@ -164,13 +164,13 @@ def _check_memories(*, tenant: Tenant, export: ParsedExport) -> set[uuid.UUID]:
             )
     # A version chain belongs to one subject: forget follows it, so a link across subjects
     # would let one subject's forget reach another's rows.
-    for parsed in export.memories:
-        target = parsed.memory.superseded_by_id
-        if target is not None and subject_of[target] != parsed.memory.subject_id:
+    for row in export.memories:
+        link = row.memory.superseded_by_id
+        if link is not None and subject_of[link] != row.memory.subject_id:
             raise ExportFileInvalid(
-                parsed.line,
-                f"superseded_by {target} belongs to another subject than memory "
-                f"{parsed.memory.pk}; a memory can only be superseded within its subject",
+                row.line,
+                f"superseded_by {link} belongs to another subject than memory "
+                f"{row.memory.pk}; a memory can only be superseded within its subject",
             )
     promoted = {
         (parsed.memory.subject_id, parsed.memory.embedding_content_hash): parsed
