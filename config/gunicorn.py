@@ -13,6 +13,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
+# Under production settings the master checks the environment before it forks: a worker that
+# exits at boot would only be respawned, and the operator would never see the one-line reason.
+if os.environ.get("DJANGO_SETTINGS_MODULE") == "config.settings.production":
+    from config.env import require_production_environment
+
+    require_production_environment()
+
 
 def _cores() -> int:
     try:

@@ -38,6 +38,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Every API view is CSRF-exempt (bearer keys, no cookies); the middleware guards anything
+    # else a later change might add, and keeps `check --deploy` clean.
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.middleware.InputContractMiddleware",
 ]
 
