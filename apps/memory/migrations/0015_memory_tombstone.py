@@ -5,7 +5,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0013_graduation_deferral'),
+        ('memory', '0014_memory_live_pending_scope_idx'),
         ('tenancy', '0001_initial'),
     ]
 
