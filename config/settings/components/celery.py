@@ -35,8 +35,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULER = "celery.beat:PersistentScheduler"
-CELERY_BEAT_SCHEDULE_FILENAME = str(data_dir() / "celerybeat-schedule")
+# Beat runs from django-celery-beat's tables, seeded from CELERY_BEAT_SCHEDULE below by
+# `migrate` and at beat start (apps/core/schedules.py); `manage.py schedule` changes them.
+# Beat polls the tables at least this often, so a changed interval applies within it.
+CELERY_BEAT_SCHEDULER = "apps.core.beat:SeededDatabaseScheduler"
+CELERY_BEAT_MAX_LOOP_INTERVAL = env.int("ENGRAM_BEAT_MAX_LOOP_INTERVAL_SECONDS", default=5)
 
 # Intervals in seconds, shared with the start-up invariant checks.
 SESSION_PRUNE_INTERVAL_S = env.int("ENGRAM_SESSION_PRUNE_INTERVAL_S", default=600)
