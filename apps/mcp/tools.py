@@ -258,10 +258,11 @@ def memory_recall(
     """Search YOUR private long-term memories by meaning.
 
     Use it to prime yourself at the start of a task, or when you suspect you have learned
-    something relevant before. Returns {memory, score} pairs, best first: global memories plus,
-    with project_id, that project's. meta.fallback=true (score null) means embeddings were
-    unavailable and a text match answered instead. To search your memories AND the shared
-    knowledge base in one call, prefer recall_context.
+    something relevant before. Returns {memory, score, similarity} hits, best first: global
+    memories plus, with project_id, that project's. score only orders them; similarity is the
+    cosine to the query, the value to judge relevance by. meta.fallback=true (score null) means
+    embeddings were unavailable and a text match answered instead. To search your memories AND
+    the shared knowledge base in one call, prefer recall_context.
     """
     return _call(
         ctx,

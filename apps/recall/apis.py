@@ -36,7 +36,17 @@ class MergedRecallItemSerializer(serializers.Serializer[Any]):
     )
     id = serializers.UUIDField()
     rank = serializers.IntegerField(help_text="1-based position in the merged list.")
-    score = serializers.FloatField(allow_null=True)
+    score = serializers.FloatField(
+        allow_null=True,
+        help_text="Orders the merged list. Memory items: the memory recall's score (by default "
+        "a fused reciprocal rank, not a relevance); knowledge items: the knowledge search's.",
+    )
+    similarity = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="memory items: cosine similarity to the query (null without a vector or "
+        "on the fallback path); the value to threshold on.",
+    )
     selection_reason = serializers.CharField()
     tokens_estimate = serializers.IntegerField(help_text="bytes/4 of the pasteable text.")
     text = serializers.CharField(required=False, help_text="memory items")

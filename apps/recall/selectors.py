@@ -61,6 +61,7 @@ def _memory_item(hit: Any) -> dict[str, Any]:
         "memory_source": memory.source,
         "created_at": memory.created_at.isoformat(),
         "score": None if hit.score is None else round(hit.score, 6),
+        "similarity": None if hit.similarity is None else round(hit.similarity, 6),
         "selection_reason": reason,
         "embedding_status": hit.embedding_status,
         "tokens_estimate": estimate_tokens(memory.text),

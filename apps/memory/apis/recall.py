@@ -38,9 +38,24 @@ class MemoryRecallInputSerializer(serializers.Serializer[dict[str, Any]]):
     mode = serializers.ChoiceField(choices=RECALL_MODES, required=False)
 
 
+SCORE_HELP = (
+    "The ranking's own score, comparable only within one response: in `hybrid` (the default) "
+    "a fused reciprocal rank normalised so 1.0 = first in both legs (a rank, not a "
+    "relevance: do not threshold on it); in `semantic` the cosine similarity; in `keyword` "
+    "the BM25 score; null on the fallback path."
+)
+SIMILARITY_HELP = (
+    "Cosine similarity of the memory's vector to the query's, in every mode that embedded the "
+    "query (semantic, hybrid), whichever leg found the memory: stable across corpora, the "
+    "value to threshold on. Null in `keyword` mode, on the fallback path and for a memory "
+    "that has no vector yet."
+)
+
+
 class RecallHitOutputSerializer(serializers.Serializer[dict[str, Any]]):
     memory = MemoryOutputSerializer()
-    score = serializers.FloatField(allow_null=True)
+    score = serializers.FloatField(allow_null=True, help_text=SCORE_HELP)
+    similarity = serializers.FloatField(allow_null=True, help_text=SIMILARITY_HELP)
     selection_reason = serializers.ChoiceField(
         choices=RECALL_SELECTION_REASONS,
         help_text="Which ranking picked the memory. `keyword_pending`: found by its words while "
@@ -86,7 +101,9 @@ class MemoryRecallApi(TenantApi):
         """Recall the caller's memories by meaning and words (global ∪ `project_id`).
 
         `mode`: `semantic` (vector ranking), `keyword` (BM25 over text and context) or
-        `hybrid` (both, fused by weighted reciprocal rank; the default). `meta.fallback` is
+        `hybrid` (both, fused by weighted reciprocal rank; the default). `score` is the
+        mode's ranking score (in `hybrid` a fused rank, not a relevance); `similarity` is the
+        cosine to the query whenever the query was embedded. `meta.fallback` is
         true (with a stable `meta.reason`, and `score: null`) when embeddings are unavailable
         and the keyword ranking answered instead; an empty scope on the healthy path is `[]`
         with `fallback: false`. `meta.strategy` says how the vector leg ran (exact | ann |
@@ -117,6 +134,7 @@ class MemoryRecallApi(TenantApi):
             {
                 "memory": memory,
                 "score": hit.score,
+                "similarity": None if hit.similarity is None else round(hit.similarity, 6),
                 "selection_reason": hit.selection_reason,
                 "embedding_status": hit.embedding_status,
             }

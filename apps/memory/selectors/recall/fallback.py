@@ -70,7 +70,7 @@ def fallback_recall(
     what word matching misses (``catalog`` in ``catalogue``, a query of stop words only)."""
     scoped = _fallback_scope(tenant=tenant, subject_id=subject_id, project_id=project_id)
     scope = compile_scope(scoped)
-    keyword = [memory for memory, _score in keyword_ranking(scope, query, limit)] if scope else []
+    keyword = [row[0] for row in keyword_ranking(scope, query, limit)] if scope else []
     results = [
         RecallHit(memory=memory, score=None, selection_reason=REASON_KEYWORD_FALLBACK)
         for memory in keyword

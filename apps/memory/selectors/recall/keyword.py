@@ -21,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
+from apps.core.vectors import VectorParam
 from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
 from apps.memory.selectors.recall.results import (
     REASON_KEYWORD,
@@ -38,7 +39,7 @@ from apps.memory.selectors.recall.scope import (
     ROWS_PENDING,
     CompiledScope,
     count_rows,
-    fetch_ranked,
+    fetch_scored,
     quote,
     recall_scope,
     select_list,
@@ -48,7 +49,10 @@ from apps.tenancy.models import Tenant
 
 
 def _bm25_sql(
-    scope: CompiledScope, fetch: int, population: Sequence[CompiledScope] = ()
+    scope: CompiledScope,
+    fetch: int,
+    population: Sequence[CompiledScope] = (),
+    vector_param: VectorParam | None = None,
 ) -> tuple[str, list[Any]]:
     """Okapi BM25 over ``search_vector`` for the rows in ``scope``, best first (one statement).
 
@@ -74,6 +78,9 @@ def _bm25_sql(
     ``population``: disjoint scopes whose row counts sum to ``scope``'s, counted instead of it
     (embedded + pending rows: each count is an index-only scan of its partial index, where
     the union of both has no index of its own).
+
+    With a query vector (``vector_param``) each row also carries its cosine similarity to it
+    (NULL for a row without a vector), so a keyword-only hit of ``hybrid`` reports one too.
     """
     table, pk = scope.table, quote(scope.using, "id")
     parts = list(population) or [scope]
@@ -82,6 +89,8 @@ def _bm25_sql(
         for part in parts
     )
     vector = f"{table}.{quote(scope.using, 'search_vector')}"
+    embedding = f"{table}.{quote(scope.using, 'embedding')}"
+    similarity = "NULL::float8" if vector_param is None else f"1 - ({embedding} <=> %s)"
     # Identifiers and WHERE clauses come from Django; every value is a parameter.
     sql = f"""
         WITH terms AS (
@@ -134,7 +143,7 @@ def _bm25_sql(
               FROM hits JOIN weights USING (lexeme)
              GROUP BY hits.id ORDER BY keyword_score DESC, hits.id LIMIT %s
         )
-        SELECT {select_list(scope.using)}, ranked.keyword_score FROM {table}
+        SELECT {select_list(scope.using)}, ranked.keyword_score, {similarity} FROM {table}
           JOIN ranked ON ranked.id = {table}.{pk}
          WHERE {scope.where} ORDER BY ranked.keyword_score DESC, {table}.{pk}
     """  # noqa: S608
@@ -149,23 +158,42 @@ def _bm25_sql(
         context_weight,  # hits
         *scope.params,
         *(k1, k1, b, b, fetch),  # ranked
+        *([] if vector_param is None else [vector_param]),  # similarity
         *scope.params,  # the rows
     ]
     return sql, params
 
 
+KeywordRow = tuple[Memory, float, float | None]
+
+
 def keyword_ranking(
-    scope: CompiledScope, query: str, fetch: int, population: Sequence[CompiledScope] = ()
-) -> list[tuple[Memory, float]]:
-    """The scope's top-``fetch`` rows by BM25 for ``query`` (rows matching no word: none)."""
-    sql, params = _bm25_sql(scope, fetch, population)
-    return fetch_ranked(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params])
+    scope: CompiledScope,
+    query: str,
+    fetch: int,
+    population: Sequence[CompiledScope] = (),
+    vector: Sequence[float] | None = None,
+) -> list[KeywordRow]:
+    """The scope's top-``fetch`` rows by BM25 for ``query`` (rows matching no word: none), as
+    ``(memory, bm25, similarity)``; the cosine similarity to ``vector`` is None without one
+    or for a row that has no vector."""
+    param = None if vector is None else VectorParam(vector)
+    sql, params = _bm25_sql(scope, fetch, population, param)
+    rows = fetch_scored(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params], columns=2)
+    return [
+        (memory, float(score), None if similarity is None else float(similarity))
+        for memory, (score, similarity) in rows
+    ]
 
 
 def fuse(
-    semantic: Sequence[RecallHit], keyword: Sequence[tuple[Memory, float]], limit: int
+    semantic: Sequence[RecallHit], keyword: Sequence[KeywordRow], limit: int
 ) -> list[RecallHit]:
     """Weighted reciprocal rank fusion; the score is normalised so 1.0 means "first in both".
+
+    The score is a rank, not a relevance: the same memory scores differently for the same
+    query as the rest of the subject changes. Each hit's ``similarity`` is its cosine to the
+    query, from whichever leg read it.
 
     Ties (equal fused score) go to the better semantic rank, then the better keyword rank,
     then the id, so the order is total and repeatable.
@@ -182,8 +210,9 @@ def fuse(
         memories[hit.memory.pk] = hit.memory
         similarity[hit.memory.pk] = hit.similarity
         ranks.setdefault(hit.memory.pk, {})["semantic"] = rank
-    for rank, (memory, _score) in enumerate(keyword, start=1):
+    for rank, (memory, _score, cosine) in enumerate(keyword, start=1):
         memories.setdefault(memory.pk, memory)
+        similarity.setdefault(memory.pk, cosine)
         ranks.setdefault(memory.pk, {})["keyword"] = rank
     ceiling = sum(weights.values()) / (k + 1)
 
@@ -264,7 +293,11 @@ def keyword_recall(
         for rows in (ROWS_ANY, ROWS_EMBEDDED, ROWS_PENDING)
     }
     keyword = keyword_ranking(
-        scopes[ROWS_ANY], query, fetch, population=(scopes[ROWS_EMBEDDED], scopes[ROWS_PENDING])
+        scopes[ROWS_ANY],
+        query,
+        fetch,
+        population=(scopes[ROWS_EMBEDDED], scopes[ROWS_PENDING]),
+        vector=vector,
     )
     if vector is None:
         results = [
@@ -273,7 +306,7 @@ def keyword_recall(
                 score=round(score, 6),
                 selection_reason=_keyword_reason(memory, REASON_KEYWORD),
             )
-            for memory, score in keyword[:limit]
+            for memory, score, _similarity in keyword[:limit]
         ]
     else:
         results = fuse(semantic, keyword, limit)

@@ -217,23 +217,32 @@ def quote(using: str, name: str) -> str:
     return str(connections[using].ops.quote_name(name))
 
 
-def fetch_ranked(
-    scope: CompiledScope, sql: str, params: Sequence[Any]
-) -> list[tuple[Memory, float]]:
-    """Run a statement selecting :func:`select_list` plus one score column; rows come back as
-    ``(Memory, score)``, built the way Django's own iterators build them (``from_db`` after
-    the fields' converters), without ``raw()``'s per-query column resolution. Parameters are
-    bound server-side (:mod:`apps.core.db.cursors`)."""
+def fetch_scored(
+    scope: CompiledScope, sql: str, params: Sequence[Any], *, columns: int = 1
+) -> list[tuple[Memory, tuple[Any, ...]]]:
+    """Run a statement selecting :func:`select_list` plus ``columns`` trailing values; rows
+    come back as ``(Memory, values)``, built the way Django's own iterators build them
+    (``from_db`` after the fields' converters), without ``raw()``'s per-query column
+    resolution. Parameters are bound server-side (:mod:`apps.core.db.cursors`)."""
     shape = _row_shape(scope.using)
     connection = connections[scope.using]
     with server_bound_cursor(scope.using) as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    ranked = []
+    scored = []
     for row in rows:
-        values = list(row[:-1])
+        values = list(row[:-columns])
         for position, column, converters in shape.converters:
             for converter in converters:
                 values[position] = converter(values[position], column, connection)
-        ranked.append((Memory.from_db(scope.using, shape.field_names, values), float(row[-1])))
-    return ranked
+        scored.append(
+            (Memory.from_db(scope.using, shape.field_names, values), tuple(row[-columns:]))
+        )
+    return scored
+
+
+def fetch_ranked(
+    scope: CompiledScope, sql: str, params: Sequence[Any]
+) -> list[tuple[Memory, float]]:
+    """:func:`fetch_scored` with one score column, as a float."""
+    return [(memory, float(values[0])) for memory, values in fetch_scored(scope, sql, params)]

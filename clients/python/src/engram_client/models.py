@@ -88,8 +88,12 @@ class SessionCleared(EngramModel):
 
 class RecallHit(EngramModel):
     memory: Memory
-    #: Null when embeddings were unavailable and the keyword fallback answered.
+    #: The mode's ranking score (hybrid: a fused rank, not a relevance); null when embeddings
+    #: were unavailable and the keyword fallback answered.
     score: float | None
+    #: Cosine similarity to the query whenever the query was embedded; null in keyword mode,
+    #: on the fallback path, or for a memory without a vector. Threshold on this, not score.
+    similarity: float | None
     #: ``keyword_pending``: found by its words before its embedding landed.
     selection_reason: str
     #: ``pending`` until the memory's embedding lands (only keyword recall finds it until then).
@@ -150,6 +154,8 @@ class MergedRecallItem(EngramModel):
     id: UUID
     rank: int
     score: float | None
+    #: Memory items: cosine similarity to the query (null without a vector or on fallback).
+    similarity: float | None = None
     selection_reason: str
     tokens_estimate: int
     text: str | None = None
