@@ -37,6 +37,18 @@ SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 DRAGON_CATEGORIES_1_TO_4 = {5: 0.604, 10: 0.696, 25: 0.797, 50: 0.856}
 #: Turns on each side of a turn that form its retrieval context (see :func:`turn_context`).
 DEFAULT_CONTEXT_TURNS = 2
+#: How memories are written. ``client``: each turn as a client writes it (text and metadata,
+#: nothing else); ``neighbours``: the same plus a loader-made ``context`` of the session date
+#: and the neighbouring turns, which no client sends; ``facts``: LoCoMo's generated
+#: observations, one short fact per memory, written one call each (the fact-style check).
+LOADER_CLIENT = "client"
+LOADER_NEIGHBOURS = "neighbours"
+LOADER_FACTS = "facts"
+LOADERS = (LOADER_CLIENT, LOADER_NEIGHBOURS, LOADER_FACTS)
+#: Tuning (rules, thresholds, weights) happens on ``dev`` only; ``heldout`` is run to report.
+DEV_SPLIT = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44")
+HELDOUT_SPLIT = ("conv-47", "conv-48", "conv-49", "conv-50")
+SPLITS = {"dev": DEV_SPLIT, "heldout": HELDOUT_SPLIT}
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
@@ -249,9 +261,68 @@ def turn_context(session: Session, index: int, *, turns: int = DEFAULT_CONTEXT_T
     return "\n".join(parts)
 
 
+def turn_metadata(conversation: Conversation, session: Session, turn: Turn) -> dict[str, Any]:
+    return {
+        "sample_id": conversation.sample_id,
+        "dia_id": turn.dia_id,
+        "session": session.number,
+        "session_date": session.date.isoformat() if session.date else None,
+        "speaker": turn.speaker,
+    }
+
+
+def client_specs(conversation: Conversation) -> list[MemorySpec]:
+    """Every turn as a client writes it: ``"{speaker}: {text}"`` (the caption of a shared
+    image appended), its dia_id, session and session date in metadata, no context."""
+    return [
+        MemorySpec(text=turn_text(turn), context="", metadata=turn_metadata(conversation, s, turn))
+        for s in conversation.sessions
+        for turn in s.turns
+    ]
+
+
+def fact_specs(conversation: Conversation) -> list[MemorySpec]:
+    """LoCoMo's observations as fact-style memories: one short fact each, with the session
+    and its date and the turns it was drawn from (``source_dia_ids``) in metadata."""
+    dates = {session.number: session.date for session in conversation.sessions}
+    specs = []
+    for observation in conversation.observations:
+        date = dates.get(observation.session)
+        specs.append(
+            MemorySpec(
+                text=observation.text,
+                context="",
+                metadata={
+                    "sample_id": conversation.sample_id,
+                    "session": observation.session,
+                    "session_date": date.isoformat() if date else None,
+                    "source_dia_ids": list(observation.source_dia_ids),
+                },
+            )
+        )
+    return specs
+
+
+def loader_specs(
+    conversation: Conversation, loader: str, *, context_turns: int = DEFAULT_CONTEXT_TURNS
+) -> list[MemorySpec]:
+    if loader == LOADER_CLIENT:
+        return client_specs(conversation)
+    if loader == LOADER_NEIGHBOURS:
+        return memory_specs(conversation, context_turns=context_turns)
+    if loader == LOADER_FACTS:
+        return fact_specs(conversation)
+    raise ValueError(f"unknown loader {loader!r}")
+
+
+def split_of(sample_id: str) -> str | None:
+    return next((name for name, ids in SPLITS.items() if sample_id in ids), None)
+
+
 def memory_specs(
     conversation: Conversation, *, context_turns: int = DEFAULT_CONTEXT_TURNS
 ) -> list[MemorySpec]:
+    """The ``neighbours`` loader: each turn with a loader-made retrieval context."""
     specs = []
     for session in conversation.sessions:
         for index, turn in enumerate(session.turns):
@@ -261,13 +332,7 @@ def memory_specs(
                     context=turn_context(session, index, turns=context_turns)
                     if context_turns >= 0
                     else "",
-                    metadata={
-                        "sample_id": conversation.sample_id,
-                        "dia_id": turn.dia_id,
-                        "session": session.number,
-                        "session_date": session.date.isoformat() if session.date else None,
-                        "speaker": turn.speaker,
-                    },
+                    metadata=turn_metadata(conversation, session, turn),
                 )
             )
     return specs
@@ -276,29 +341,44 @@ def memory_specs(
 # --- metrics -----------------------------------------------------------------------------
 
 
+#: One retrieved memory: its dia_id (a turn), or the dia_ids it was drawn from (a fact).
+Retrieved = str | tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class QuestionResult:
     sample_id: str
     category: int
     evidence: tuple[str, ...]
-    retrieved: tuple[str, ...]
+    retrieved: tuple[Retrieved, ...]
     latency_ms: float = 0.0
 
 
-def recall_at(evidence: Sequence[str], retrieved: Sequence[str], k: int) -> float:
+def _top(retrieved: Sequence[Retrieved], k: int) -> set[str]:
+    """The dia_ids the first ``k`` memories cover (a fact covers all its source turns)."""
+    found: set[str] = set()
+    for item in retrieved[:k]:
+        if isinstance(item, str):
+            found.add(item)
+        else:
+            found.update(item)
+    return found
+
+
+def recall_at(evidence: Sequence[str], retrieved: Sequence[Retrieved], k: int) -> float:
     """``|E ∩ R_k| / |E|`` (the paper's metric: partial credit for multi-evidence)."""
     if not evidence:
         raise ValueError("a question without evidence cannot be scored")
-    top = set(retrieved[:k])
+    top = _top(retrieved, k)
     return sum(1 for item in set(evidence) if item in top) / len(set(evidence))
 
 
-def hit_at(evidence: Sequence[str], retrieved: Sequence[str], k: int) -> float:
-    return 1.0 if set(evidence) & set(retrieved[:k]) else 0.0
+def hit_at(evidence: Sequence[str], retrieved: Sequence[Retrieved], k: int) -> float:
+    return 1.0 if set(evidence) & _top(retrieved, k) else 0.0
 
 
-def complete_at(evidence: Sequence[str], retrieved: Sequence[str], k: int) -> float:
-    return 1.0 if set(evidence) <= set(retrieved[:k]) else 0.0
+def complete_at(evidence: Sequence[str], retrieved: Sequence[Retrieved], k: int) -> float:
+    return 1.0 if set(evidence) <= _top(retrieved, k) else 0.0
 
 
 @dataclass

@@ -1,19 +1,28 @@
 """Run LoCoMo against the real memory services: ingest, embed, ask, tear down.
 
-Everything goes through the code paths the API uses: ``memory_create_many`` to write,
-``memory_embed_pending`` to embed (what the on-commit task runs), ``memory_recall`` to ask.
-The throwaway tenant and every row it owns are removed by :func:`evaluation_tenant_remove`.
-Nothing here runs on a request path.
+Everything goes through the code paths the API uses, with the inputs the API would hand
+them: ``memory_write_batch`` to write (what ``POST /api/v1/memory/batch`` calls, in batches of
+``MEMORY_BATCH_MAX_ITEMS``; the ``facts`` loader one memory per call, as ``POST
+/api/v1/memory`` does), ``memory_embed_pending`` to embed (what the on-commit task runs),
+``memory_recall`` to ask. :func:`http_latency` then times recall over HTTP against a real
+web server. The throwaway tenant and every row it owns are removed by
+:func:`evaluation_tenant_remove`. Nothing here runs on a request path.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import httpx
 from django.conf import settings
 from django.db import transaction
 
@@ -21,10 +30,18 @@ from apps.core.db.routers import PRIMARY
 from apps.memory.models import Memory
 from apps.memory.recall_bump import wait_for_pending_bumps
 from apps.memory.selectors import memory_recall
-from apps.memory.services import MemoryDraft, memory_create_many, memory_embed_pending
-from apps.tenancy.models import Tenant
-from apps.tenancy.services import tenant_create
-from lab.locomo.dataset import Conversation, QuestionResult, memory_specs
+from apps.memory.services import MemoryDraft, memory_embed_pending, memory_write_batch
+from apps.tenancy.models import ApiKeyRole, Tenant
+from apps.tenancy.services import api_key_create, tenant_create
+from lab.locomo.dataset import (
+    LOADER_CLIENT,
+    LOADER_FACTS,
+    Conversation,
+    QuestionResult,
+    Retrieved,
+    loader_specs,
+    percentile,
+)
 
 EMBED_BATCH = 256
 RECALL_LIMIT = 50
@@ -64,13 +81,17 @@ def ingest(
     tenant: Tenant,
     conversations: Sequence[Conversation],
     context_turns: int,
+    loader: str = LOADER_CLIENT,
     progress: Progress | None = None,
 ) -> IngestTiming:
-    """One subject per conversation, one memory per turn; returns once every row is embedded."""
+    """One subject per conversation, one memory per turn (or per fact); returns once every
+    row is embedded."""
     timing = IngestTiming()
-    batch = settings.MEMORY_BATCH_MAX_ITEMS
+    # A batch write as POST /memory/batch makes it, or one call per memory (POST /memory).
+    batch = 1 if loader == LOADER_FACTS else settings.MEMORY_BATCH_MAX_ITEMS
     for conversation in conversations:
-        specs = memory_specs(conversation, context_turns=context_turns)
+        specs = loader_specs(conversation, loader, context_turns=context_turns)
+        # Exactly the draft the write API builds from {text, context?, metadata}.
         drafts = [
             MemoryDraft(text=spec.text, context=spec.context, metadata=spec.metadata)
             for spec in specs
@@ -78,10 +99,11 @@ def ingest(
         started = time.perf_counter()
         ids: list[str] = []
         for start in range(0, len(drafts), batch):
-            created = memory_create_many(
+            created, _turns = memory_write_batch(
                 tenant=tenant,
                 subject_id=subject_for(conversation.sample_id),
-                drafts=drafts[start : start + batch],
+                memories=drafts[start : start + batch],
+                turns=[],
             )
             ids.extend(str(memory.pk) for memory in created)
         timing.write_s += time.perf_counter() - started
@@ -120,12 +142,15 @@ def ask(
             latency_ms = (time.perf_counter() - started) * 1000
             outcome.modes_seen.add(str(result.meta.get("mode")))
             outcome.fallbacks += bool(result.meta.get("fallback"))
-            retrieved = []
+            retrieved: list[Retrieved] = []
             for hit in result.results:
                 metadata: dict[str, Any] = hit.memory.metadata or {}
                 if metadata.get("sample_id") != conversation.sample_id:
                     outcome.foreign_results += 1
-                retrieved.append(str(metadata.get("dia_id", "")))
+                if "source_dia_ids" in metadata:
+                    retrieved.append(tuple(str(i) for i in metadata["source_dia_ids"]))
+                else:
+                    retrieved.append(str(metadata.get("dia_id", "")))
             outcome.results.append(
                 QuestionResult(
                     sample_id=conversation.sample_id,
@@ -149,3 +174,116 @@ def evaluation_tenant_remove(*, tenant: Tenant) -> int:
         deleted, _ = Memory.objects.filter(tenant=tenant).delete()
         Tenant.objects.filter(pk=tenant.pk).delete()
     return deleted
+
+
+# --- recall over HTTP ----------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+HTTP_RECALL_LIMIT = 10
+HTTP_WARMUP_QUERIES = 20
+
+
+@dataclass
+class HttpLatency:
+    queries: int = 0
+    errors: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "server": "gunicorn -c config/gunicorn.py",
+            "limit": HTTP_RECALL_LIMIT,
+            "queries": self.queries,
+            "errors": self.errors,
+            "p50": round(percentile(self.latencies_ms, 0.50), 2),
+            "p95": round(percentile(self.latencies_ms, 0.95), 2),
+            "p99": round(percentile(self.latencies_ms, 0.99), 2),
+        }
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the web server exited before it served")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.3):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("the web server did not start")
+
+
+def http_latency(
+    *,
+    tenant: Tenant,
+    conversations: Sequence[Conversation],
+    mode: str | None,
+    max_queries: int | None = None,
+) -> HttpLatency:
+    """``POST /api/v1/memory/recall {query, limit: 10}`` for every question, one at a time,
+    against the web tier as ``make run`` starts it (gunicorn with ``config/gunicorn.py``:
+    its processes, threads and embedding threads), one agent key per conversation's subject.
+    The clock runs from sending the request to reading the whole response, so the query
+    embedding, auth, rate limit, both legs and rendering are all in it."""
+    keys = {
+        c.sample_id: api_key_create(
+            tenant=tenant, role=ApiKeyRole.AGENT, agent_id=subject_for(c.sample_id)
+        ).raw_key
+        for c in conversations
+    }
+    port = _free_port()
+    env = {
+        **os.environ,
+        "ENGRAM_WEB_BIND": f"127.0.0.1:{port}",
+        "ENGRAM_WEB_ACCESS_LOG": "/dev/null",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "-c", "config/gunicorn.py"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    outcome = HttpLatency()
+    try:
+        _wait_for_port(port, server, 120)
+        questions = [(c.sample_id, q.question) for c in conversations for q in c.questions]
+        if max_queries is not None:
+            questions = questions[:max_queries]
+        body_extra = {} if mode is None else {"mode": mode}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}/api/v1", timeout=30.0) as http:
+
+            def recall(sample_id: str, query: str) -> httpx.Response:
+                return http.post(
+                    "/memory/recall",
+                    json={"query": query, "limit": HTTP_RECALL_LIMIT, **body_extra},
+                    headers={"Authorization": f"Bearer {keys[sample_id]}"},
+                )
+
+            # Every worker process loads its model and prepares its statements first.
+            for sample_id, query in questions[:HTTP_WARMUP_QUERIES]:
+                recall(sample_id, query)
+            for sample_id, query in questions:
+                started = time.perf_counter()
+                response = recall(sample_id, query)
+                elapsed = (time.perf_counter() - started) * 1000
+                outcome.queries += 1
+                if response.status_code != 200:
+                    outcome.errors += 1
+                    continue
+                outcome.latencies_ms.append(elapsed)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    return outcome

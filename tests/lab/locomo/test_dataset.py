@@ -69,6 +69,32 @@ def test_metric_arithmetic():
     assert locomo.complete_at(("a",), retrieved, 2) == 1.0
 
 
+def test_a_fact_counts_every_turn_it_was_drawn_from():
+    evidence, retrieved = ("a", "b", "c"), (("x", "a"), "y", ("b", "c"))
+
+    assert locomo.recall_at(evidence, retrieved, 1) == pytest.approx(1 / 3)
+    assert locomo.recall_at(evidence, retrieved, 2) == pytest.approx(1 / 3)
+    assert locomo.recall_at(evidence, retrieved, 3) == 1.0
+    assert locomo.complete_at(evidence, retrieved, 3) == 1.0
+    assert locomo.hit_at(("y",), retrieved, 1) == 0.0
+
+
+def test_client_specs_carry_text_and_metadata_only(tiny_locomo):
+    first = locomo.load_locomo(tiny_locomo)[0]
+    specs = locomo.client_specs(first)
+
+    assert [spec.context for spec in specs] == [""] * 5
+    assert specs[3].text == "Ben: I started learning violin [shares a photo of a violin]"
+    assert specs[3].metadata == {
+        "sample_id": "conv-x",
+        "dia_id": "D2:1",
+        "session": 2,
+        "session_date": "2023-06-09T10:00:00",
+        "speaker": "Ben",
+    }
+    assert locomo.loader_specs(first, "client") == specs
+
+
 def test_summary_is_micro_overall_and_macro_over_categories():
     results = [
         locomo.QuestionResult("c1", 1, ("a", "b"), ("a",), latency_ms=10),

@@ -1,3 +1,4 @@
+import copy
 import json
 from io import StringIO
 
@@ -7,26 +8,32 @@ from django.core.management.base import CommandError
 
 from apps.memory.models import Memory
 from apps.tenancy.models import Tenant
+from tests.lab.locomo.conftest import TINY
 
 pytestmark = pytest.mark.django_db
 
 
 def _run(path, *args):
     out = StringIO()
-    call_command("recall_eval", "--path", str(path), "--json", *args, stdout=out)
+    call_command(
+        "recall_eval", "--path", str(path), "--json", "--http-queries", "0", *args, stdout=out
+    )
     return json.loads(out.getvalue())
 
 
 def test_recall_eval_end_to_end_on_a_tiny_dataset(tiny_locomo):
     tenants_before = Tenant.objects.count()
 
-    # Keyword mode, no context: each question's words match exactly the turns planned.
-    data = _run(tiny_locomo, "--mode", "keyword", "--k", "1,2", "--context-turns", "-1")
+    # Keyword mode, memories as a client writes them (no context): each question's words
+    # match exactly the turns planned.
+    data = _run(tiny_locomo, "--mode", "keyword", "--k", "1,2")
 
     assert data["questions"] == 6
     assert data["questions_skipped_no_evidence"] == 2
     assert data["memories"] == 7
     assert data["mode"] == "keyword"
+    assert data["loader"] == "client"
+    assert data["http_latency_ms"] is None
     # conv-x: puppy 1, sister 1/2 (D2:1 not found), aquarium 1, instrument 0, kayak 1;
     # conv-y: puppy Max 1 (conv-x's Rex is another subject and never returned).
     assert data["overall"]["recall"] == {"1": 0.75, "2": 0.75}
@@ -65,3 +72,73 @@ def test_hybrid_returns_every_turn_of_a_small_conversation_and_nothing_foreign(t
 def test_missing_dataset_is_a_clean_error(tmp_path):
     with pytest.raises(CommandError, match="no dataset"):
         call_command("recall_eval", "--path", str(tmp_path / "missing.json"))
+
+
+@pytest.fixture
+def split_locomo(tmp_path):
+    """The tiny dataset with conv-x as a dev conversation and conv-y as a held-out one."""
+    samples = copy.deepcopy(TINY)
+    samples[0]["sample_id"], samples[1]["sample_id"] = "conv-26", "conv-47"
+    samples[0]["observation"] = {
+        "session_1_observation": {
+            "Ann": [["Ann adopted a puppy called Rex.", "D1:1"]],
+            "Ben": [["Ben owns a red kayak.", ["D1:2"]]],
+        },
+        "session_2_observation": {
+            "Ann": [["Ann's sister lives in Lisbon and Ann went to the aquarium.", "D1:3, D2:2"]],
+        },
+    }
+    path = tmp_path / "split_locomo.json"
+    path.write_text(json.dumps(samples), encoding="utf-8")
+    return path
+
+
+def test_figures_are_reported_per_split(split_locomo):
+    data = _run(split_locomo, "--mode", "keyword", "--k", "1,2")
+
+    assert set(data["splits"]) == {"dev", "heldout"}
+    dev, heldout = data["splits"]["dev"], data["splits"]["heldout"]
+    assert dev["overall"]["count"] == 5
+    assert dev["overall"]["recall"]["2"] == 0.7
+    assert heldout["overall"]["count"] == 1
+    assert heldout["overall"]["recall"]["2"] == 1.0
+    assert set(dev["categories"]) == {"1", "2", "3", "4"}
+    assert set(heldout["categories"]) == {"4"}
+
+
+def test_split_option_runs_that_split_only(split_locomo):
+    data = _run(split_locomo, "--mode", "keyword", "--split", "heldout")
+
+    assert data["conversations"] == {"conv-47": data["conversations"]["conv-47"]}
+    assert data["memories"] == 2
+    assert set(data["splits"]) == {"heldout"}
+
+
+def test_a_split_without_conversations_is_a_clean_error(tiny_locomo):
+    with pytest.raises(CommandError, match="no conversation of the dev split"):
+        _run(tiny_locomo, "--split", "dev")
+
+
+def test_neighbours_loader_adds_the_loader_context(tiny_locomo):
+    client = _run(tiny_locomo, "--mode", "keyword", "--k", "1,2,5")
+    neighbours = _run(tiny_locomo, "--mode", "keyword", "--k", "1,2,5", "--loader", "neighbours")
+
+    assert neighbours["loader"] == "neighbours"
+    assert neighbours["context_turns"] == 2
+    assert client["context_turns"] is None
+    # "Which instrument?" matches no turn's words; the turns around D2:1 name no instrument
+    # either, so both loaders miss it; the neighbours' words make more rows match the rest.
+    assert neighbours["overall"]["recall"]["5"] >= client["overall"]["recall"]["5"]
+    assert neighbours["memories"] == client["memories"] == 7
+
+
+def test_facts_loader_scores_the_union_of_each_facts_source_turns(split_locomo):
+    data = _run(split_locomo, "--mode", "keyword", "--k", "1", "--loader", "facts")
+
+    # Three facts for conv-26 (one write each), none for conv-47 (no observations).
+    assert data["memories"] == 3
+    conv = data["conversations"]["conv-26"]
+    # puppy → the Rex fact (D1:1); sister → the Lisbon fact covers D1:3 of D1:3+D2:1;
+    # aquarium → the same fact (D2:2); instrument → nothing; kayak → the kayak fact (D1:2).
+    assert conv["recall"]["1"] == pytest.approx((1 + 0.5 + 1 + 0 + 1) / 5)
+    assert data["foreign_results"] == 0
