@@ -1,0 +1,504 @@
+"""``EngramStore``: a LangGraph long-term memory store (``BaseStore``) over Engram.
+
+Requires the ``langgraph`` extra: ``pip install 'engram-client[langgraph]'``.
+
+Every item is one long-term memory of the API key's subject, so whatever a graph stores is
+also what ``recall`` and merged recall find for that agent. The mapping (docs/client.md):
+
+* **value** → ``metadata["langgraph"]["value"]`` (a JSON object; with the namespace, key and
+  first write time it must fit Engram's metadata cap, 16 KiB serialized).
+* **text** (what Engram embeds and keyword-indexes) → the fields named by the put's ``index``
+  (LangGraph field paths, e.g. ``["text", "tags[*]"]``) or else the store's ``index_fields``;
+  without either, the value's ``text``, ``content`` or ``memory`` string, or the value as
+  compact JSON. Cut at ``text_max_chars``. Engram embeds every memory, so ``index=False``
+  stores the same text.
+* **namespace** → tags: ``langgraph`` on every item, and ``lg:<label>.<label>…`` for each
+  prefix of the namespace (labels cannot contain ``.``); a prefix longer than Engram's 64
+  characters per tag becomes ``lg#<sha256>``. Namespaces are at most 47 labels deep.
+* **key** → the tag ``lgk#<sha256 of namespace and key>``: a get is one list by that tag. A
+  put on an existing key supersedes the memory (the old version stays in Engram's history and
+  out of recall); a put of ``None`` (a delete) forgets it and its history.
+
+Search without a query lists the namespace's memories newest first; with a query it ranks the
+subject's recall pool (``search_pool`` hits, 100 by default: Engram's largest recall) and keeps
+the prefix's items, so a subject whose store items are a small minority of its memories may
+get fewer than ``limit``. Filters (``{"field": value}`` or ``$eq/$ne/$gt/$gte/$lt/$lte``) are
+applied here, on the values. ``list_namespaces`` reads the namespace of every item under the
+longest wildcard-free leading part of its prefix condition.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import uuid
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Literal, TypeAlias
+
+from engram_client import _core
+from engram_client.async_client import AsyncEngram
+from engram_client.client import Engram
+from engram_client.errors import ConflictError, EngramError, NotFoundError
+from engram_client.models import Memory
+
+try:
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        InvalidNamespaceError,
+        Item,
+        ListNamespacesOp,
+        MatchCondition,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+        get_text_at_path,
+        validate_op_namespace,
+    )
+    from typing_extensions import override  # a LangGraph dependency
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "engram_client.langgraph needs LangGraph: pip install 'engram-client[langgraph]'"
+    ) from exc
+
+__all__ = ["EngramStore"]
+
+ROOT_TAG = "langgraph"
+METADATA_KEY = "langgraph"
+TAG_MAX_CHARS = 64
+TAGS_MAX = 50
+#: Tags an item carries besides one per namespace prefix: the root tag and its key tag.
+FIXED_TAGS = 2
+MAX_NAMESPACE_DEPTH = TAGS_MAX - FIXED_TAGS - 1
+#: Engram's largest recall; a search with a query ranks this many of the subject's memories.
+DEFAULT_SEARCH_POOL = 100
+DEFAULT_TEXT_MAX_CHARS = 8_000
+DEFAULT_TEXT_FIELDS = ("text", "content", "memory")
+#: How many live memories of one key a put reads: one normally; more only after two first
+#: puts of the key raced, and the put then forgets the extra copies.
+KEY_READ_LIMIT = 10
+
+#: A step of an operation: the request it needs next. The generator receives the response.
+Step: TypeAlias = Generator[_core.Call[Any], Any, Any]
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def namespace_tag(prefix: Sequence[str]) -> str:
+    """The tag every item under ``prefix`` carries (readable when it fits in a tag)."""
+    joined = ".".join(prefix)
+    readable = f"lg:{joined}"
+    return readable if len(readable) <= TAG_MAX_CHARS else f"lg#{_digest(*prefix)[:40]}"
+
+
+def key_tag(namespace: Sequence[str], key: str) -> str:
+    """The tag that names one item: its namespace and key, hashed to a bounded length."""
+    return f"lgk#{_digest(list(namespace), key)[:40]}"
+
+
+def item_tags(namespace: Sequence[str], key: str) -> list[str]:
+    prefixes = [namespace_tag(namespace[:depth]) for depth in range(1, len(namespace) + 1)]
+    return [ROOT_TAG, *prefixes, key_tag(namespace, key)]
+
+
+def _stored(memory: Memory) -> dict[str, Any] | None:
+    """The store's record in a memory's metadata, or None for a memory it did not write."""
+    record = memory.metadata.get(METADATA_KEY)
+    if not isinstance(record, dict) or not isinstance(record.get("value"), dict):
+        return None
+    if not isinstance(record.get("namespace"), list) or not isinstance(record.get("key"), str):
+        return None
+    return record
+
+
+def _item(memory: Memory, record: dict[str, Any]) -> Item:
+    created = record.get("created_at")
+    return Item(
+        value=record["value"],
+        key=record["key"],
+        namespace=tuple(record["namespace"]),
+        created_at=datetime.fromisoformat(created)
+        if isinstance(created, str)
+        else memory.created_at,
+        updated_at=memory.created_at,
+    )
+
+
+def _search_item(memory: Memory, record: dict[str, Any], score: float | None) -> SearchItem:
+    item = _item(memory, record)
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
+    )
+
+
+def _matches_filter(value: Any, expected: Any) -> bool:
+    """LangGraph's filter semantics: nested objects, lists element-wise, ``$`` operators."""
+    if isinstance(expected, dict):
+        if any(name.startswith("$") for name in expected):
+            return all(_operator(value, name, operand) for name, operand in expected.items())
+        return isinstance(value, dict) and all(
+            _matches_filter(value.get(name), operand) for name, operand in expected.items()
+        )
+    if isinstance(expected, list | tuple):
+        return (
+            isinstance(value, list | tuple)
+            and len(value) == len(expected)
+            and all(_matches_filter(got, want) for got, want in zip(value, expected, strict=True))
+        )
+    return bool(value == expected)
+
+
+def _operator(value: Any, name: str, operand: Any) -> bool:
+    if name == "$eq":
+        return bool(value == operand)
+    if name == "$ne":
+        return bool(value != operand)
+    if name not in {"$gt", "$gte", "$lt", "$lte"}:
+        raise ValueError(f"Unsupported filter operator: {name}")
+    try:
+        left, right = float(value), float(operand)
+    except (TypeError, ValueError):
+        return False
+    if name == "$gt":
+        return left > right
+    if name == "$gte":
+        return left >= right
+    if name == "$lt":
+        return left < right
+    return left <= right
+
+
+def _in_prefix(record: dict[str, Any], prefix: tuple[str, ...]) -> bool:
+    return tuple(record["namespace"][: len(prefix)]) == prefix
+
+
+def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "prefix":
+        pairs = zip(namespace, path, strict=False)
+    elif condition.match_type == "suffix":
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
+    else:
+        raise ValueError(f"Unsupported match type: {condition.match_type}")
+    return all(want == "*" or got == want for got, want in pairs)
+
+
+class EngramStore(BaseStore):
+    """A LangGraph ``BaseStore`` whose items are the API key's long-term Engram memories.
+
+    ``EngramStore()`` reads ``ENGRAM_API_URL`` / ``ENGRAM_API_KEY``; or pass ``client=`` (an
+    ``Engram``) and/or ``async_client=`` (an ``AsyncEngram``) — the one not given is made with
+    the same URL and key. ``project_id`` writes every item into that project and reads global
+    ∪ that project; ``index_fields`` are the default field paths an item's text is made of;
+    ``search_mode`` is Engram's recall mode for searches with a query (default hybrid).
+    """
+
+    __slots__ = (
+        "_async_client",
+        "_client",
+        "_owned",
+        "index_fields",
+        "project_id",
+        "search_mode",
+        "search_pool",
+        "text_max_chars",
+    )
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        client: Engram | None = None,
+        async_client: AsyncEngram | None = None,
+        project_id: str | uuid.UUID | None = None,
+        index_fields: Sequence[str] | None = None,
+        search_mode: Literal["semantic", "keyword", "hybrid"] | None = None,
+        search_pool: int = DEFAULT_SEARCH_POOL,
+        text_max_chars: int = DEFAULT_TEXT_MAX_CHARS,
+    ) -> None:
+        template = client or async_client
+        if template is not None:
+            base_url = base_url or template.options.base_url
+            api_key = api_key or template.options.api_key
+        self._owned: list[Engram | AsyncEngram] = []
+        if client is None:
+            client = Engram(base_url, api_key)
+            self._owned.append(client)
+        if async_client is None:
+            async_client = AsyncEngram(base_url, api_key)
+            self._owned.append(async_client)
+        self._client = client
+        self._async_client = async_client
+        self.project_id = project_id
+        self.index_fields = list(index_fields) if index_fields else None
+        self.search_mode = search_mode
+        self.search_pool = search_pool
+        self.text_max_chars = text_max_chars
+
+    # ------------------------------------------------------------------------- lifecycle
+
+    def close(self) -> None:
+        """Close the clients this store made (not the ones passed in)."""
+        for owned in self._owned:
+            if isinstance(owned, Engram):
+                owned.close()
+
+    async def aclose(self) -> None:
+        self.close()
+        for owned in self._owned:
+            if isinstance(owned, AsyncEngram):
+                await owned.aclose()
+
+    def __enter__(self) -> EngramStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------- BaseStore
+
+    @override
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run the operations in order, over HTTP; results in the same order."""
+        return [self._run(self._step(op)) for op in ops]
+
+    @override
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return [await self._arun(self._step(op)) for op in ops]
+
+    # ------------------------------------------------------------------------- driving
+
+    # Each operation is written once, as a generator that yields the requests it needs and
+    # receives their responses (or has their EngramError thrown in); ``_run`` sends them with
+    # the sync client and ``_arun`` with the async one.
+
+    def _run(self, step: Step) -> Any:
+        try:
+            call = next(step)
+            while True:
+                try:
+                    response = self._client._send(call)
+                except EngramError as error:
+                    call = step.throw(error)
+                else:
+                    call = step.send(response)
+        except StopIteration as done:
+            return done.value
+
+    async def _arun(self, step: Step) -> Any:
+        try:
+            call = next(step)
+            while True:
+                try:
+                    response = await self._async_client._send(call)
+                except EngramError as error:
+                    call = step.throw(error)
+                else:
+                    call = step.send(response)
+        except StopIteration as done:
+            return done.value
+
+    def _step(self, op: Op) -> Step:
+        validate_op_namespace(op)
+        if isinstance(op, GetOp):
+            return self._get(op)
+        if isinstance(op, PutOp):
+            return self._put(op)
+        if isinstance(op, SearchOp):
+            return self._search(op)
+        if isinstance(op, ListNamespacesOp):
+            return self._list_namespaces(op)
+        raise ValueError(f"Unknown store operation: {type(op).__name__}")
+
+    # ------------------------------------------------------------------------- operations
+
+    def _list(self, *, tags: list[str], limit: int, offset: int) -> Step:
+        page = yield _core.list_memories(
+            limit=limit,
+            offset=offset,
+            project_id=self.project_id,
+            source=None,
+            tags=tags,
+            include_superseded=False,
+            all_subjects=False,
+        )
+        return page
+
+    def _memories_of_key(self, namespace: tuple[str, ...], key: str) -> Step:
+        """The live memories holding ``(namespace, key)``, newest first (normally one)."""
+        page = yield from self._list(tags=[key_tag(namespace, key)], limit=KEY_READ_LIMIT, offset=0)
+        found: list[tuple[Memory, dict[str, Any]]] = []
+        for memory in page.data:
+            record = _stored(memory)
+            if record and tuple(record["namespace"]) == namespace and record["key"] == key:
+                found.append((memory, record))
+        return found
+
+    def _get(self, op: GetOp) -> Step:
+        found = yield from self._memories_of_key(tuple(op.namespace), op.key)
+        if not found:
+            return None
+        memory, record = found[0]
+        return _item(memory, record)
+
+    def _forget(self, memory_id: uuid.UUID) -> Step:
+        with contextlib.suppress(NotFoundError):  # already gone: a concurrent delete won
+            yield _core.forget(memory_id)
+
+    def _put(self, op: PutOp) -> Step:
+        namespace = tuple(op.namespace)
+        if op.value is not None:
+            if not namespace:
+                raise InvalidNamespaceError("Namespace cannot be empty.")
+            if namespace[0] == ROOT_TAG:
+                raise InvalidNamespaceError('Root label for namespace cannot be "langgraph".')
+            if len(namespace) > MAX_NAMESPACE_DEPTH:
+                raise InvalidNamespaceError(
+                    f"Engram stores namespaces at most {MAX_NAMESPACE_DEPTH} labels deep."
+                )
+        found = yield from self._memories_of_key(namespace, op.key)
+        for stale, _record in found[1:]:
+            yield from self._forget(stale.id)
+        if op.value is None:
+            if found:
+                yield from self._forget(found[0][0].id)
+            return None
+        value = dict(op.value)
+        current = found[0] if found else None
+        for _attempt in range(2):
+            created_at = current[1].get("created_at") if current else None
+            record = {
+                "namespace": list(namespace),
+                "key": op.key,
+                "value": value,
+                "created_at": created_at or datetime.now(UTC).isoformat(),
+            }
+            try:
+                yield _core.remember(
+                    self._text(value, op.index),
+                    context=" ".join([*namespace, op.key]),
+                    tags=item_tags(namespace, op.key),
+                    metadata={METADATA_KEY: record},
+                    project_id=self.project_id,
+                    confidence=None,
+                    supersedes=current[0].id if current else None,
+                )
+                return None
+            except (ConflictError, NotFoundError) as error:
+                # Another put superseded (or a delete forgot) the version this one replaces.
+                if current is None or (
+                    isinstance(error, ConflictError) and error.code != "already_superseded"
+                ):
+                    raise
+                latest = yield from self._memories_of_key(namespace, op.key)
+                current = latest[0] if latest else None
+        raise ConflictError("The item kept changing while it was written.", code="put_conflict")
+
+    def _text(self, value: Mapping[str, Any], index: Literal[False] | list[str] | None) -> str:
+        fields = index if isinstance(index, list) else self.index_fields
+        parts: list[str] = []
+        if fields:
+            for path in fields:
+                parts.extend(str(text) for text in get_text_at_path(value, path) if text)
+        if not parts:
+            for name in DEFAULT_TEXT_FIELDS:
+                if isinstance(value.get(name), str) and value[name].strip():
+                    parts.append(value[name])
+                    break
+        if not parts:
+            parts.append(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+        return "\n".join(parts)[: self.text_max_chars]
+
+    def _search(self, op: SearchOp) -> Step:
+        prefix = tuple(op.namespace_prefix)
+        tag = namespace_tag(prefix) if prefix else ROOT_TAG
+        wanted = max(0, op.offset) + max(0, op.limit)
+        matches: list[SearchItem] = []
+
+        def keep(memory: Memory, score: float | None) -> None:
+            record = _stored(memory)
+            if record is None or not _in_prefix(record, prefix):
+                return
+            if op.filter and not all(
+                _matches_filter(record["value"].get(name), expected)
+                for name, expected in op.filter.items()
+            ):
+                return
+            matches.append(_search_item(memory, record, score))
+
+        if op.query:
+            recalled = yield _core.recall(
+                op.query,
+                limit=self.search_pool,
+                project_id=self.project_id,
+                include_superseded=False,
+                mode=self.search_mode,
+            )
+            for hit in recalled.hits:
+                if tag in hit.memory.tags:
+                    keep(hit.memory, hit.score)
+        elif not op.filter:
+            page = yield from self._list(tags=[tag], limit=max(1, op.limit), offset=op.offset)
+            for memory in page.data:
+                keep(memory, None)
+            return matches[: op.limit]
+        else:
+            offset = 0
+            while len(matches) < wanted:
+                page = yield from self._list(tags=[tag], limit=_core.MEMORY_PAGE_MAX, offset=offset)
+                for memory in page.data:
+                    keep(memory, None)
+                offset += len(page.data)
+                if not page.data or offset >= page.meta.total_count:
+                    break
+        return matches[op.offset : wanted]
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> Step:
+        conditions = tuple(op.match_conditions or ())
+        tag = ROOT_TAG
+        for condition in conditions:
+            if condition.match_type != "prefix":
+                continue
+            fixed: list[str] = []
+            for label in condition.path:
+                if label == "*":
+                    break
+                fixed.append(label)
+            if fixed:
+                tag = namespace_tag(fixed)
+                break
+        namespaces: set[tuple[str, ...]] = set()
+        offset = 0
+        while True:
+            page = yield from self._list(tags=[tag], limit=_core.MEMORY_PAGE_MAX, offset=offset)
+            for memory in page.data:
+                record = _stored(memory)
+                if record is not None:
+                    namespaces.add(tuple(record["namespace"]))
+            offset += len(page.data)
+            if not page.data or offset >= page.meta.total_count:
+                break
+        kept = [ns for ns in namespaces if all(_matches_condition(c, ns) for c in conditions)]
+        if op.max_depth is not None:
+            kept = list({ns[: op.max_depth] for ns in kept})
+        return sorted(kept)[op.offset : op.offset + op.limit]
