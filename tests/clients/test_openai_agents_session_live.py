@@ -1,0 +1,237 @@
+"""``EngramSession`` as the OpenAI Agents SDK's ``Session``, against a live Engram server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from agents import Agent, RunConfig, Runner
+from agents.items import ModelResponse
+from agents.memory import Session
+from agents.models.interface import Model
+from agents.usage import Usage
+from engram_client import AsyncEngram
+from engram_client.openai_agents import EngramSession
+from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+from apps.memory.models import SessionMemory
+
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
+
+USER = {"role": "user", "content": "Our staging database runs PostgreSQL 18."}
+ASSISTANT = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "Noted: staging is on 18.", "annotations": []}],
+}
+TOOL_CALL = {
+    "type": "function_call",
+    "call_id": "call_1",
+    "name": "lookup_version",
+    "arguments": '{"service": "staging"}',
+}
+TOOL_OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "18.1"}
+
+
+class ScriptedModel(Model):
+    """A model (the SDK's ``Model`` interface) that answers each call with the next reply and
+    keeps the input it was given, so a test sees what history the run sent."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.inputs: list[list[Any]] = []
+
+    async def get_response(
+        self,
+        system_instructions,
+        input,
+        model_settings,
+        tools,
+        output_schema,
+        handoffs,
+        tracing,
+        *,
+        previous_response_id,
+        conversation_id,
+        prompt,
+    ) -> ModelResponse:
+        self.inputs.append([input] if isinstance(input, str) else list(input))
+        message = ResponseOutputMessage(
+            id=f"msg_{len(self.inputs)}",
+            type="message",
+            role="assistant",
+            status="completed",
+            content=[
+                ResponseOutputText(type="output_text", text=self.replies.pop(0), annotations=[])
+            ],
+        )
+        return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+@pytest.fixture
+def agent_key(issue_key, tenant) -> str:
+    return issue_key(tenant, "agents-sdk")
+
+
+def _rows(session_id: str, subject_id: str = "agents-sdk"):
+    return list(
+        SessionMemory.objects.filter(subject_id=subject_id, session_id=session_id)
+        .order_by("seq")
+        .values_list("role", "content")
+    )
+
+
+def test_the_session_adds_reads_back_in_order_pops_and_clears(live_server, agent_key):
+    async def scenario():
+        async with AsyncEngram(live_server.url, agent_key) as client:
+            session = EngramSession("chat-1", client)
+            await session.add_items([USER, ASSISTANT, TOOL_CALL, TOOL_OUTPUT])
+            everything = await session.get_items()
+            latest_two = await session.get_items(limit=2)
+            stored = await asyncio.to_thread(_rows, "chat-1")
+            popped = await session.pop_item()
+            after_pop = await session.get_items()
+            await session.clear_session()
+            return (
+                isinstance(session, Session),
+                everything,
+                latest_two,
+                stored,
+                popped,
+                after_pop,
+                await session.get_items(),
+                await session.pop_item(),
+            )
+
+    (is_session, everything, latest_two, stored, popped, after_pop, cleared, empty_pop) = (
+        asyncio.run(scenario())
+    )
+
+    assert is_session
+    assert everything == [USER, ASSISTANT, TOOL_CALL, TOOL_OUTPUT]
+    assert latest_two == [TOOL_CALL, TOOL_OUTPUT]
+    assert stored == [
+        ("user", "Our staging database runs PostgreSQL 18."),
+        ("assistant", "Noted: staging is on 18."),
+        ("system", json.dumps(TOOL_CALL, separators=(",", ":"))),
+        ("system", json.dumps(TOOL_OUTPUT, separators=(",", ":"))),
+    ]
+    assert popped == TOOL_OUTPUT
+    assert after_pop == [USER, ASSISTANT, TOOL_CALL]
+    assert (cleared, empty_pop) == ([], None)
+    assert _rows("chat-1") == []
+
+
+def test_clearing_leaves_another_subjects_session_of_the_same_id(
+    live_server, agent_key, issue_key, tenant
+):
+    other_key = issue_key(tenant, "someone-else")
+
+    async def scenario():
+        async with (
+            AsyncEngram(live_server.url, agent_key) as mine,
+            AsyncEngram(live_server.url, other_key) as theirs,
+        ):
+            await EngramSession("shared-id", theirs).add_items([USER])
+            session = EngramSession("shared-id", mine)
+            await session.add_items([USER, ASSISTANT])
+            cleared = await session.clear()
+            popped = await session.pop_item()
+            return cleared.deleted, popped, await EngramSession("shared-id", theirs).get_items()
+
+    deleted, popped, theirs = asyncio.run(scenario())
+
+    assert (deleted, popped) == (2, None)
+    assert theirs == [USER]
+    assert _rows("shared-id", "someone-else") == [("user", USER["content"])]
+
+
+def test_latest_items_past_one_page_and_large_items_round_trip(live_server, agent_key, settings):
+    settings.MEMORY_WRITE_RATE_LIMIT = 10_000
+    big = {"role": "user", "content": "x" * 20_000}
+    many = [{"role": "user", "content": f"message {n}"} for n in range(1_204)]
+
+    async def scenario():
+        async with AsyncEngram(live_server.url, agent_key) as client:
+            session = EngramSession("long", client, session_settings={"limit": 3})
+            await session.add_items([*many, big])
+            return (
+                await session.get_items(),
+                await session.get_items(limit=1_100),
+                len(await session.get_items(limit=10_000)),
+            )
+
+    default_limit, latest, total = asyncio.run(scenario())
+
+    assert default_limit == [many[-2], many[-1], big]
+    assert latest == [*many[-1_099:], big]
+    assert total == 1_205
+    row = SessionMemory.objects.get(session_id="long", content__startswith="{")
+    assert (len(row.content), row.metadata) == (
+        len(json.dumps(big, separators=(",", ":"))),
+        {"openai_agents": {"in_content": True}},
+    )
+
+
+def test_turns_written_elsewhere_read_back_as_messages(live_server, agent_key):
+    async def scenario():
+        async with AsyncEngram(live_server.url, agent_key) as client:
+            await client.session_append("hook", "I prefer short answers.", role="user")
+            await client.session_append("hook", "The user is in Lisbon.", role="fact")
+            return await EngramSession("hook", client).get_items()
+
+    assert asyncio.run(scenario()) == [
+        {"role": "user", "content": "I prefer short answers."},
+        {"role": "system", "content": "The user is in Lisbon."},
+    ]
+
+
+def test_runner_keeps_the_conversation_in_engram_across_runs_then_promotes(live_server, agent_key):
+    model = ScriptedModel("Noted, staging runs PostgreSQL 18.", "It runs PostgreSQL 18.")
+    agent = Agent(name="ops", instructions="Answer briefly.", model=model)
+    config = RunConfig(tracing_disabled=True)
+
+    async def scenario():
+        async with AsyncEngram(live_server.url, agent_key) as client:
+            first = await Runner.run(
+                agent,
+                "Remember that our staging database runs PostgreSQL 18.",
+                session=EngramSession("ops-chat", client),
+                run_config=config,
+            )
+            # A new session object, as a new process would make: the history is Engram's.
+            session = EngramSession("ops-chat", client)
+            second = await Runner.run(
+                agent, "Which PostgreSQL does staging run?", session=session, run_config=config
+            )
+            return first, second, await session.get_items(), await session.promote()
+
+    first, second, items, promotion = asyncio.run(scenario())
+
+    assert (first.final_output, second.final_output) == (
+        "Noted, staging runs PostgreSQL 18.",
+        "It runs PostgreSQL 18.",
+    )
+    second_input = model.inputs[1]
+    assert [item.get("role") for item in second_input] == ["user", "assistant", "user"]
+    assert second_input[0]["content"] == "Remember that our staging database runs PostgreSQL 18."
+    assert [item["role"] for item in items] == ["user", "assistant", "user", "assistant"]
+    assert _rows("ops-chat") == [
+        ("user", "Remember that our staging database runs PostgreSQL 18."),
+        ("assistant", "Noted, staging runs PostgreSQL 18."),
+        ("user", "Which PostgreSQL does staging run?"),
+        ("assistant", "It runs PostgreSQL 18."),
+    ]
+    assert (promotion.session_id, promotion.reason, promotion.enqueued) == (
+        "ops-chat",
+        "enqueued",
+        True,
+    )
