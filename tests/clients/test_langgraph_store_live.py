@@ -65,7 +65,7 @@ def _embed_everything() -> None:
 
 
 @pytest.fixture
-def agent_key(issue_key, tenant) -> str:
+def agent_key(issue_key, tenant):
     return issue_key(tenant, "langgraph-agent")
 
 

@@ -16,26 +16,27 @@ from agents.usage import Usage
 from engram_client import AsyncEngram
 from engram_client.openai_agents import EngramSession
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+from typing_extensions import override
 
 from apps.memory.models import SessionMemory
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
 
-USER = {"role": "user", "content": "Our staging database runs PostgreSQL 18."}
-ASSISTANT = {
+USER: Any = {"role": "user", "content": "Our staging database runs PostgreSQL 18."}
+ASSISTANT: Any = {
     "id": "msg_1",
     "type": "message",
     "role": "assistant",
     "status": "completed",
     "content": [{"type": "output_text", "text": "Noted: staging is on 18.", "annotations": []}],
 }
-TOOL_CALL = {
+TOOL_CALL: Any = {
     "type": "function_call",
     "call_id": "call_1",
     "name": "lookup_version",
     "arguments": '{"service": "staging"}',
 }
-TOOL_OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "18.1"}
+TOOL_OUTPUT: Any = {"type": "function_call_output", "call_id": "call_1", "output": "18.1"}
 
 
 class ScriptedModel(Model):
@@ -46,6 +47,7 @@ class ScriptedModel(Model):
         self.replies = list(replies)
         self.inputs: list[list[Any]] = []
 
+    @override
     async def get_response(
         self,
         system_instructions,
@@ -72,12 +74,13 @@ class ScriptedModel(Model):
         )
         return ModelResponse(output=[message], usage=Usage(), response_id=None)
 
+    @override
     def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         raise NotImplementedError
 
 
 @pytest.fixture
-def agent_key(issue_key, tenant) -> str:
+def agent_key(issue_key, tenant):
     return issue_key(tenant, "agents-sdk")
 
 
@@ -156,8 +159,8 @@ def test_clearing_leaves_another_subjects_session_of_the_same_id(
 
 def test_latest_items_past_one_page_and_large_items_round_trip(live_server, agent_key, settings):
     settings.MEMORY_WRITE_RATE_LIMIT = 10_000
-    big = {"role": "user", "content": "x" * 20_000}
-    many = [{"role": "user", "content": f"message {n}"} for n in range(1_204)]
+    big: Any = {"role": "user", "content": "x" * 20_000}
+    many: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(1_204)]
 
     async def scenario():
         async with AsyncEngram(live_server.url, agent_key) as client:
