@@ -39,7 +39,7 @@ from engram_client.models import (
     Whoami,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 DEFAULT_API_URL = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT_SECONDS = 30.0
