@@ -28,6 +28,7 @@ class KnowledgeErrorCode(StrEnum):
     INVALID_ARTICLE_IDS = "invalid_article_ids"
     TOO_MANY_ARTICLE_IDS = "too_many_article_ids"
     NOT_SURFACED = "not_surfaced"
+    ALIAS_TAG_RESERVED = "alias_tag_reserved"
 
 
 class ArticleNotFound(NotFound):
@@ -103,3 +104,10 @@ class TooManyArticleIds(ApplicationError):
 class NotSurfaced(ApplicationError):
     http_status = 422
     default_code = KnowledgeErrorCode.NOT_SURFACED
+
+
+class AliasTagReserved(ApplicationError):
+    """An agent tried to add an ``alias:`` tag: only curators name the curated answer."""
+
+    http_status = 403
+    default_code = KnowledgeErrorCode.ALIAS_TAG_RESERVED

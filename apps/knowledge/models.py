@@ -106,6 +106,9 @@ class Article(TenantScopedModel):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    # A curator (user or orchestrator key) wrote, edited or published it: only such an
+    # article can be the curated answer (title / ``alias:`` pinning). An agent's edit clears it.
+    curated = models.BooleanField(default=False)
     # Optimistic concurrency: a PATCH names the version it read; every write increments it.
     version = models.PositiveIntegerField(default=1)
     published_at = models.DateTimeField(null=True, blank=True)
@@ -113,12 +116,22 @@ class Article(TenantScopedModel):
     class Meta:
         ordering = ("title", "id")
         constraints = (
-            # Case-insensitive, and archived articles release their title for reuse.
+            # Titles are unique (case-insensitive, archived articles release theirs) within
+            # the namespaces a caller can see, never across them, so a clash can never tell an
+            # agent that an article it cannot see exists: the shared namespace (published,
+            # tenant-visible: everyone sees it) and each owner's own articles.
             models.UniqueConstraint(
                 F("tenant"),
                 Lower("title"),
+                condition=Q(status=ArticleStatus.PUBLISHED, visibility=ArticleVisibility.TENANT),
+                name="knowledge_article_shared_title_uniq",
+            ),
+            models.UniqueConstraint(
+                F("tenant"),
+                F("owner_agent_id"),
+                Lower("title"),
                 condition=~Q(status=ArticleStatus.ARCHIVED),
-                name="knowledge_article_title_uniq",
+                name="knowledge_article_owner_title_uniq",
             ),
             models.CheckConstraint(
                 condition=Q(category__in=ArticleCategory.values),

@@ -156,7 +156,8 @@ class ArticleCreateInputSerializer(serializers.Serializer[dict[str, Any]]):
         required=False,
         default=list,
         max_length=settings.KNOWLEDGE_TAGS_MAX,
-        help_text="A tag `alias:<phrase>` makes the article the curated answer to <phrase>.",
+        help_text="A tag `alias:<phrase>` makes a curated article the curated answer to "
+        "<phrase>; agents cannot add one (403 `alias_tag_reserved`).",
     )
     project_id = serializers.UUIDField(required=False, allow_null=True, default=None)
     visibility = ArticleVisibilityField(required=False, default="tenant")
@@ -368,8 +369,10 @@ class ArticlePublishApi(TenantApi):
     def post(self, request: Request, article_id: uuid.UUID) -> Response:
         """Publish a draft (user, orchestrator and superadmin keys only; agents get 403).
 
-        Publishing a published article changes nothing; an archived one → 409
-        `article_archived`.
+        Publishing makes the article curated (it can then be the pinned answer for its title
+        or aliases); publishing a published agent article only does that. An archived one →
+        409 `article_archived`; a published tenant-visible article with the same title → 409
+        `title_taken`.
         """
         article = article_publish(
             tenant=self.scope.tenant, viewer=Viewer.from_scope(self.scope), article_id=article_id

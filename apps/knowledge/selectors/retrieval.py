@@ -147,9 +147,13 @@ def semantic_leg(
 
 
 def curated_id(base: QuerySet[Article], query: str) -> uuid.UUID | None:
+    """The curated answer to ``query``: an article a curator wrote, edited or published whose
+    title or ``alias:`` tag is the query. An agent's own article is never pinned, whatever
+    its title (it ranks like any other result)."""
     phrase = normalise_phrase(query)
     if not phrase:
         return None
+    base = base.filter(curated=True)
     by_title = (
         base.alias(title_key=Func(Lower("title"), Value("?!. "), function="rtrim"))
         .filter(title_key=phrase)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from apps.knowledge.exceptions import InvalidArticle, InvalidProjectId
+from apps.knowledge.exceptions import AliasTagReserved, InvalidArticle, InvalidProjectId
 from apps.knowledge.models import (
     ALIAS_TAG_PREFIX,
     TAG_MAX_LENGTH,
@@ -143,6 +143,22 @@ def clean_owner(*, viewer: Viewer, visibility: str, owner_agent_id: str) -> str:
     return owner
 
 
+def ensure_alias_tags_allowed(
+    *, viewer: Viewer, tags: Sequence[str], existing: Sequence[str] = ()
+) -> None:
+    """An ``alias:`` tag makes an article the curated answer for a phrase: only a curator may
+    add one. An agent editing its own article may keep the aliases a curator gave it."""
+    if viewer.can_curate:
+        return
+    added = sorted(
+        tag for tag in tags if tag.startswith(ALIAS_TAG_PREFIX) and tag not in set(existing)
+    )
+    if added:
+        raise AliasTagReserved(
+            "Only user and orchestrator keys may add alias: tags.", details={"tags": added}
+        )
+
+
 def clean_article(
     *,
     tenant: Tenant,
@@ -158,6 +174,7 @@ def clean_article(
     source_memory_id: uuid.UUID | None,
 ) -> CleanArticle:
     clean_visibility = clean_choice("visibility", visibility, ArticleVisibility.values)
+    ensure_alias_tags_allowed(viewer=viewer, tags=clean_tags(tags))
     return CleanArticle(
         title=clean_title(title),
         body=clean_body(body),

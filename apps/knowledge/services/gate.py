@@ -109,7 +109,7 @@ def propose_article(
     The candidate is embedded synchronously and its vector stored on the created row.
 
     Raises ``GateUnavailable`` (503) when embeddings are unavailable, ``TitleTaken`` (409)
-    when another non-archived article already has the title but different content, and
+    when an article the viewer can see in the same title namespace has the title, and
     ``InvalidArticle``/``InvalidProjectId`` (422) for bad input, in every case writing nothing.
     """
     fields = clean_article(
@@ -166,14 +166,23 @@ def propose_article(
             if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
                 _report(tenant, Verdict.DEDUPLICATED, similarity, fields.source)
                 return Proposal(verdict=Verdict.DEDUPLICATED, created=False, article=neighbour)
-            ensure_title_free(tenant=tenant, title=fields.title)
             gated = (
                 neighbour is not None and similarity >= settings.KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD
+            )
+            status = ArticleStatus.DRAFT if gated else ArticleStatus.PUBLISHED
+            ensure_title_free(
+                tenant=tenant,
+                title=fields.title,
+                status=status,
+                visibility=fields.visibility,
+                owner_agent_id=fields.owner_agent_id,
             )
             article = insert_article(
                 tenant=tenant,
                 fields=fields,
-                status=ArticleStatus.DRAFT if gated else ArticleStatus.PUBLISHED,
+                status=status,
+                # The gate publishes on its own: only a curator's proposal is curated.
+                curated=viewer.can_curate,
                 embedding=vector,
             )
             if gated and neighbour is not None:

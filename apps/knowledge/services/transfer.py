@@ -23,7 +23,7 @@ from django.db.models.functions import Lower
 
 from apps.core.exceptions import ApplicationError, Conflict
 from apps.knowledge.exceptions import InvalidArticle
-from apps.knowledge.models import Article, ArticleLink, ArticleStatus
+from apps.knowledge.models import Article, ArticleLink, ArticleSource, ArticleStatus
 from apps.knowledge.services.articles import article_create
 from apps.knowledge.services.links import article_link_create
 from apps.knowledge.transfer import ArticleRecord, ArticleSnapshot, LinkSnapshot
@@ -195,6 +195,8 @@ def _article_from_snapshot(*, tenant: Tenant, snapshot: ArticleSnapshot) -> Arti
         embedded_at=state.embedded_at,
         version=state.version,
         published_at=state.published_at,
+        # The export format predates the flag: what a curator created is curated again.
+        curated=record.source == ArticleSource.MANUAL,
     )
     try:
         # Field-level checks only: the check constraints are the database's, and running

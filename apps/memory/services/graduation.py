@@ -97,7 +97,8 @@ def _propose(memory: Memory, *, to_global: bool) -> Any:
             title=title,
             body=memory.text,
             category=CATEGORY_BY_KIND.get(str(kind), "finding"),
-            tags=sorted({*memory.tags, GRADUATION_TAG}),
+            # A memory's tags are the agent's; an alias: tag would claim the curated answer.
+            tags=sorted({*(t for t in memory.tags if not t.startswith("alias:")), GRADUATION_TAG}),
             project_id=None if to_global else memory.project_id,
             visibility="owner",
             owner_agent_id=memory.subject_id,

@@ -153,7 +153,7 @@ def test_a_taken_title_is_409(user):
     assert response.status_code == 409
     assert response.json() == error(
         "title_taken",
-        "An article with this title already exists in this tenant.",
+        "An article you can see already has this title.",
         {"title": "Friday deploy freeze"},
     )
     assert table_rows() == before
