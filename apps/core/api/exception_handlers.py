@@ -57,7 +57,9 @@ GENERIC_FIELD_CODES = frozenset(
 
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
+    # A plain str, not the code enum: every renderer (the schema view's YAML one included) can
+    # write it.
+    return {"error": {"code": str(code), "message": message, "details": details or {}}}
 
 
 def _field_codes(codes: Any) -> list[str]:
