@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import re
 import subprocess
 import warnings
@@ -149,6 +150,91 @@ def stop_embedded_postgres(pgdata: Path) -> bool:
 
 
 def _running_as_root() -> bool:
-    import os
-
     return os.geteuid() == 0
+
+
+def _command(name: str) -> Callable[..., str]:
+    from pgserver import _commands
+
+    command: Callable[..., str] = vars(_commands)[name]
+    return command
+
+
+def _system_user() -> str | None:
+    return "pgserver" if _running_as_root() else None
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def ensure_embedded_standby(
+    primary: EmbeddedServer, pgdata: Path, *, port: int | None = None, listen: str = ""
+) -> EmbeddedServer:
+    """A hot standby of ``primary`` in ``pgdata``: streaming replication, read-only.
+
+    The first call clones the primary with ``pg_basebackup -R`` (which writes the
+    ``primary_conninfo`` and ``standby.signal`` a standby needs); later calls join the running
+    standby or start it again. ``listen`` is a TCP address (``127.0.0.1``) or empty for the Unix
+    socket only; the socket lives in ``pgdata``. The standby keeps its own port.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pgserver.utils import PostmasterInfo, ensure_prefix_permissions
+
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    user = _system_user()
+    with _start_lock(pgdata):
+        info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
+        if info is not None and info.is_running():
+            return EmbeddedServer(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
+        if not (pgdata / "PG_VERSION").exists():
+            pgdata.mkdir(parents=True, exist_ok=True)
+            if user is not None:
+                import pwd
+
+                ensure_prefix_permissions(pgdata)
+                entry = pwd.getpwnam(user)
+                os.chown(pgdata, entry.pw_uid, entry.pw_gid)
+            pgdata.chmod(0o700)
+            _command("pg_basebackup")(
+                [
+                    "-h",
+                    primary.socket_dir,
+                    "-p",
+                    str(primary.port),
+                    "-U",
+                    primary.user,
+                    "-D",
+                    str(pgdata),
+                    "-R",
+                    "-X",
+                    "stream",
+                    "-c",
+                    "fast",
+                ],
+                user=user,
+                timeout=600,
+            )
+        port = port or _free_port()
+        pg_ctl(
+            [
+                "-w",
+                "-o",
+                f'-h "{listen}"',
+                "-o",
+                f"-p {port}",
+                "-o",
+                f"-k {pgdata}",
+                "-l",
+                str(pgdata / "log"),
+                "start",
+            ],
+            pgdata=pgdata,
+            user=user,
+        )
+    return EmbeddedServer(socket_dir=str(pgdata), port=port)

@@ -68,3 +68,18 @@ def _invalid_text(location: str, name: str) -> JsonResponse:
         ),
         status=422,
     )
+
+
+class HeavyReadRoutingMiddleware:
+    """One replica decision per request (apps/core/replica.py)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not settings.HEAVY_READ_IS_REPLICA:
+            return self.get_response(request)
+        from apps.core.replica import heavy_reads_routed
+
+        with heavy_reads_routed():
+            return self.get_response(request)

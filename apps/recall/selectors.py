@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.core.exceptions import ApplicationError
+from apps.core.replica import heavy_read_bypass_reason
 from apps.core.tokens import estimate_tokens
 from apps.knowledge.diversity import DiversityOptions
 from apps.knowledge.selectors import (
@@ -189,7 +190,7 @@ def recall_context(
         "provenance": knowledge_meta.get("provenance"),
         "confidence": knowledge_meta.get("confidence"),
         "degraded": bool(reasons),
-        "degraded_reason": "; ".join(reasons) if reasons else None,
+        "degraded_reason": "; ".join(reasons) if reasons else heavy_read_bypass_reason(),
         "limit": limit,
         "memory_count": len(memory_items),
         "knowledge_count": len(knowledge_items),

@@ -43,6 +43,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.middleware.InputContractMiddleware",
+    "apps.core.middleware.HeavyReadRoutingMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

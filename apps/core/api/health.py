@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from apps.core.api.serializers import ErrorSerializer, HealthOutputSerializer
 from apps.core.db.routers import HEAVY_READ, PRIMARY
+from apps.core.replica import replica_status
 
 
 def _check_database(alias: str) -> None:
@@ -56,13 +57,21 @@ class ReadyzApi(APIView):
         tags=["health"],
     )
     def get(self, request: Request) -> Response:
-        """Database (both repos), cache and broker all answer."""
+        """Database (both repos), cache and broker all answer.
+
+        With a heavy-read replica configured, its lag and state are reported under
+        `data.replica`; a replica that lags or is down does not make the process unready,
+        because heavy reads then go to the primary (`meta.degraded_reason` on those reads).
+        """
         checks = {
             "database": lambda: _check_database(PRIMARY),
             "heavy_read": lambda: _check_database(HEAVY_READ),
             "cache": _check_cache,
             "broker": _check_broker,
         }
+        replica = replica_status(fresh=True)
+        if replica.configured:
+            del checks["heavy_read"]
         results: dict[str, str] = {}
         for name, check in checks.items():
             try:
@@ -71,6 +80,10 @@ class ReadyzApi(APIView):
             except Exception as exc:
                 results[name] = f"error: {type(exc).__name__}"
         ready = all(value == "ok" for value in results.values())
+        if replica.configured:
+            results["heavy_read"] = (
+                "ok" if replica.bypass_reason is None else f"bypassed: {replica.bypass_reason}"
+            )
         if not ready:
             return Response(
                 {
@@ -82,7 +95,10 @@ class ReadyzApi(APIView):
                 },
                 status=503,
             )
-        return Response({"data": {"status": "ready", "checks": results}, "meta": {}})
+        data: dict[str, object] = {"status": "ready", "checks": results}
+        if replica.configured:
+            data["replica"] = replica.as_dict()
+        return Response({"data": data, "meta": {}})
 
 
 class MetricsApi(APIView):
@@ -91,4 +107,5 @@ class MetricsApi(APIView):
 
     @extend_schema(exclude=True)
     def get(self, request: Request) -> HttpResponse:
+        replica_status(fresh=True)  # the replica gauges are current on every scrape
         return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)

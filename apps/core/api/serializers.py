@@ -18,6 +18,12 @@ class ErrorSerializer(serializers.Serializer[dict[str, object]]):
 
 class HealthDataSerializer(serializers.Serializer[dict[str, object]]):
     status = serializers.CharField()
+    checks = serializers.DictField(child=serializers.CharField(), required=False)
+    replica = serializers.DictField(
+        required=False,
+        help_text="The heavy-read replica: configured, available, lag_seconds, lag_bytes, "
+        "bypass_reason (why heavy reads go to the primary now).",
+    )
 
 
 class HealthOutputSerializer(serializers.Serializer[dict[str, object]]):

@@ -37,6 +37,7 @@ from django.db import OperationalError
 
 from apps.core.db.routers import PRIMARY
 from apps.core.heavy_read import HeavyReadShed
+from apps.core.replica import heavy_read_bypass_reason
 from apps.core.telemetry import emit
 from apps.knowledge.diversity import Candidate, DiversityOptions, select
 from apps.knowledge.exceptions import InvalidQuery, InvalidSessionId, QueryTooLong
@@ -336,7 +337,8 @@ def knowledge_search(
         "mode": mode,
         "pool": len(candidates),
         "degraded": degraded,
-        "degraded_reason": degraded_reason,
+        # Also set when the replica was bypassed (lagging or down): results are complete.
+        "degraded_reason": degraded_reason or heavy_read_bypass_reason(),
         "provenance": CURATED if legs.curated_id is not None else RETRIEVED,
         "confidence": round(max(scored), 6) if scored else 0.0,
         "answer_confidence": verdict.verdict,

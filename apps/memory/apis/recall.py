@@ -76,6 +76,11 @@ class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
     strategy = serializers.CharField()
     ann_iterative_scan = serializers.CharField(required=False)
     mode = serializers.ChoiceField(choices=RECALL_MODES)
+    degraded_reason = serializers.CharField(
+        allow_null=True,
+        help_text="Why the primary answered instead of the heavy-read replica (`replica_lag`, "
+        "`replica_unavailable`); null when the replica served it or none is configured.",
+    )
     pending_searched = serializers.IntegerField(
         help_text="How many rows in scope were searched by their words only because their "
         "embedding is still pending (0 in semantic mode, which cannot rank them)."

@@ -62,11 +62,16 @@ else:
         "PORT": str(_server.port),
     }
 
-_heavy_read = (
-    env.db_url("HEAVY_READ_DATABASE_URL")
-    if env.str("HEAVY_READ_DATABASE_URL", default="")
-    else dict(_default)
-)
+# A replica for heavy reads (apps/core/replica.py). Past the lag bound, or unreachable, heavy
+# reads go to the primary and say so in meta.degraded_reason; the lag is measured at most once
+# per check interval in each process.
+HEAVY_READ_IS_REPLICA = bool(env.str("HEAVY_READ_DATABASE_URL", default=""))
+HEAVY_READ_MAX_LAG_SECONDS = env.float("ENGRAM_HEAVY_READ_MAX_LAG_SECONDS", default=10.0)
+HEAVY_READ_REPLICA_CHECK_SECONDS = env.float("ENGRAM_HEAVY_READ_REPLICA_CHECK_SECONDS", default=1.0)
+_heavy_read = env.db_url("HEAVY_READ_DATABASE_URL") if HEAVY_READ_IS_REPLICA else dict(_default)
+if HEAVY_READ_IS_REPLICA:
+    # A replica that is down must cost a request little before it is bypassed.
+    _heavy_read.setdefault("OPTIONS", {})["connect_timeout"] = 2
 
 DATABASES = {
     "default": _with_timeout(_default, OLTP_STATEMENT_TIMEOUT_MS),

@@ -26,6 +26,7 @@ from django.db import OperationalError
 
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
+from apps.core.replica import heavy_read_bypass_reason
 from apps.memory.exceptions import MemoryErrorCode
 from apps.memory.recall_bump import schedule_recall_bump
 from apps.memory.selectors.recall.fallback import fallback_recall
@@ -82,6 +83,38 @@ def validate_recall_mode(mode: object) -> str:
 
 
 def memory_recall(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    query: str,
+    project_id: uuid.UUID | None = None,
+    limit: int = 10,
+    include_superseded: bool = False,
+    query_embedding: list[float] | None = None,
+    mode: str | None = None,
+) -> RecallResult:
+    """The subject's top-``limit`` memories for ``query`` (spec envelope ``{results, meta}``).
+
+    ``mode`` is ``semantic`` | ``keyword`` | ``hybrid`` (default ``MEMORY_RECALL_DEFAULT_MODE``).
+    ``query_embedding`` lets a caller that already embedded the query (merged recall) reuse it.
+    ``meta.degraded_reason`` names why the primary served what the heavy-read replica should
+    have (``replica_lag``, ``replica_unavailable``), else null.
+    """
+    result = _memory_recall(
+        tenant=tenant,
+        subject_id=subject_id,
+        query=query,
+        project_id=project_id,
+        limit=limit,
+        include_superseded=include_superseded,
+        query_embedding=query_embedding,
+        mode=mode,
+    )
+    result.meta["degraded_reason"] = heavy_read_bypass_reason()
+    return result
+
+
+def _memory_recall(
     *,
     tenant: Tenant,
     subject_id: str,
