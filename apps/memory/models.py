@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from pgvector.django import VectorField
 
-from apps.tenancy.models import TenantScopedModel
+from apps.tenancy.models import Tenant, TenantScopedModel
 
 SESSION_CONTENT_MAX_BYTES = 100 * 1024
 SUBJECT_ID_MAX_LENGTH = 200
@@ -82,6 +82,10 @@ class Memory(TenantScopedModel):
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_content_hash = models.CharField(max_length=64)
     embedded_at = models.DateTimeField(null=True, blank=True)
+    # Provider calls that failed on this row while it was pending. The drain claims rows that
+    # never failed first, and embeds a row that did on its own, so one text the provider
+    # refuses can hold up neither the rows written after it nor the rest of its batch.
+    embedding_failures = models.PositiveSmallIntegerField(default=0, db_default=0)
     confidence = models.FloatField(default=1.0)
     source = models.CharField(
         max_length=16, choices=MemorySource.choices, default=MemorySource.EXPLICIT
@@ -288,3 +292,18 @@ class MemoryTombstone(TenantScopedModel):
                 fields=["tenant", "subject_id", "content_hash"], name="memory_tombstone_uniq"
             ),
         ]
+
+
+class EmbeddingWake(TenantScopedModel):
+    """A drain of the tenant's pending embeddings is queued (or snoozed) until ``due_until``.
+
+    Writes wake the drain after commit; while the marker is fresh a wake is a no-op, so a burst
+    of writes enqueues one task, not one per write. The drain removes the marker before it
+    claims rows, so a row committed after that claim wakes a new drain. A marker past
+    ``due_until`` (its task lost, the broker down when it was sent) no longer holds wakes back.
+    """
+
+    tenant = models.OneToOneField(
+        Tenant, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    due_until = models.DateTimeField()

@@ -18,12 +18,31 @@ MAX_EMBEDDING_RETRIES = 10
     max_retries=MAX_EMBEDDING_RETRIES,
 )
 def embed_memories_task(self: Any, memory_ids: list[str]) -> None:
+    """Embed the given rows now. Writes wake ``memory.drain_embeddings`` instead; this name
+    stays registered so messages already queued under it are still consumed."""
     from apps.memory.services import memory_embed_pending
 
     run = memory_embed_pending(memory_ids=memory_ids)
     if run.unavailable and self.request.retries < MAX_EMBEDDING_RETRIES:
         # Snooze: the provider is down. Rows stay pending; the beat backfill is the safety net
         # if every retry is spent.
+        raise self.retry(countdown=settings.EMBEDDING_RETRY_COUNTDOWN_SECONDS)
+
+
+@shared_task(
+    name="memory.drain_embeddings",
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    max_retries=MAX_EMBEDDING_RETRIES,
+)
+def drain_embeddings_task(self: Any, tenant_id: str) -> None:
+    from apps.memory.services.embedding import memory_drain_embeddings
+
+    run = memory_drain_embeddings(tenant_id=tenant_id)
+    if run.unavailable and self.request.retries < MAX_EMBEDDING_RETRIES:
+        # Snooze: the provider is down. Rows stay pending (and keyword-searchable); the beat
+        # backfill is the safety net if every retry is spent.
         raise self.retry(countdown=settings.EMBEDDING_RETRY_COUNTDOWN_SECONDS)
 
 

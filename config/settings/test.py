@@ -20,6 +20,7 @@ ENGRAM_ROUTER_STRICT = True
 # it with CELERY_BROKER_URL set (Redis, or the filesystem broker), which keeps base's config.
 if not env.str("CELERY_BROKER_URL", default=""):
     CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_TRANSPORT = None
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
 
 # Plumbing tests embed with the deterministic double; tests about real semantics switch to

@@ -1,7 +1,12 @@
 """Writes on agent memory. Import from the submodules; this package re-exports the public API."""
 
 from apps.memory.services.batch import memory_write_batch
-from apps.memory.services.embedding import memory_backfill_embeddings, memory_embed_pending
+from apps.memory.services.embedding import (
+    memory_backfill_embeddings,
+    memory_drain_embeddings,
+    memory_embed_pending,
+    memory_wake_embeddings,
+)
 from apps.memory.services.long_term import (
     MemoryDraft,
     memory_create_many,
@@ -26,12 +31,14 @@ __all__ = [
     "SessionTurnDraft",
     "memory_backfill_embeddings",
     "memory_create_many",
+    "memory_drain_embeddings",
     "memory_embed_pending",
     "memory_forget",
     "memory_forget_any",
     "memory_reembed",
     "memory_remember",
     "memory_supersede",
+    "memory_wake_embeddings",
     "memory_write_batch",
     "session_append",
     "session_append_many",

@@ -24,9 +24,9 @@ from apps.memory.exceptions import (
     QuotaExceeded,
 )
 from apps.memory.models import Memory, MemorySource
+from apps.memory.services.embedding import memory_wake_embeddings
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstone_clear, tombstone_record
-from apps.memory.tasks import embed_memories_task
 from apps.projects.selectors import project_exists
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
@@ -118,21 +118,19 @@ def _build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
 
 
 def _enqueue_embedding(memories: Sequence[Memory]) -> None:
-    ids = [str(memory.pk) for memory in memories]
-    batch = settings.EMBEDDING_BATCH_SIZE
-    for start in range(0, len(ids), batch):
-        # robust: a broker outage must not turn the committed write into an error; the
-        # backfill embeds the row once the broker is back.
-        transaction.on_commit(
-            _embedding_enqueuer(ids[start : start + batch]), using=PRIMARY, robust=True
-        )
+    """After commit, wake the tenant's embedding drain (one upsert; a task only when none is
+    queued). robust: a broker outage must not turn the committed write into an error; the
+    backfill embeds the rows once the broker is back."""
+    tenant_ids = {memory.tenant_id for memory in memories}
+    for tenant_id in tenant_ids:
+        transaction.on_commit(_embedding_waker(tenant_id), using=PRIMARY, robust=True)
 
 
-def _embedding_enqueuer(chunk: list[str]) -> Callable[[], None]:
-    def enqueue() -> None:
-        embed_memories_task.delay(chunk)
+def _embedding_waker(tenant_id: uuid.UUID) -> Callable[[], None]:
+    def wake() -> None:
+        memory_wake_embeddings(tenant_id=tenant_id)
 
-    return enqueue
+    return wake
 
 
 def memory_create_many(

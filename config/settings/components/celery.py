@@ -13,16 +13,26 @@ from config.settings.components.promotion import PROMOTION_SWEEP_INTERVAL_SECOND
 from config.settings.components.tenancy import IDEMPOTENCY_PRUNE_INTERVAL_SECONDS
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+#: How often a worker on the filesystem broker looks for new messages (kombu's default, 1 s,
+#: is most of a write's wait to become searchable); a listing of a near-empty folder is cheap.
+FILESYSTEM_BROKER_POLLING_INTERVAL_S = env.float(
+    "ENGRAM_FILESYSTEM_BROKER_POLLING_INTERVAL_S", default=0.05
+)
+#: A transport class overriding the URL's scheme (None: the scheme's own).
+CELERY_BROKER_TRANSPORT: str | None = None
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = data_dir() / "broker"
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    # kombu's transport with messages renamed into place whole (apps/core/broker.py).
+    CELERY_BROKER_TRANSPORT = "apps.core.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        "polling_interval": FILESYSTEM_BROKER_POLLING_INTERVAL_S,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None

@@ -25,3 +25,13 @@ PROVIDER_HTTP_TIMEOUT_SECONDS = env.float("ENGRAM_PROVIDER_TIMEOUT_SECONDS", def
 # The background embedding pipeline (memories and articles alike).
 EMBEDDING_BATCH_SIZE = env.int("ENGRAM_EMBEDDING_BATCH_SIZE", default=64)
 EMBEDDING_RETRY_COUNTDOWN_SECONDS = env.int("ENGRAM_EMBEDDING_RETRY_SECONDS", default=30)
+# Long-term memories: one drain per tenant claims pending rows EMBEDDING_BATCH_SIZE at a time
+# (one provider call each), at most this many batches per task before it hands over to a
+# fresh task; a wake-up while one is queued is a no-op for this many seconds.
+MEMORY_EMBEDDING_DRAIN_MAX_BATCHES = env.int(
+    "ENGRAM_MEMORY_EMBEDDING_DRAIN_MAX_BATCHES", default=32
+)
+MEMORY_EMBEDDING_WAKE_TTL_SECONDS = env.int("ENGRAM_MEMORY_EMBEDDING_WAKE_TTL_SECONDS", default=30)
+# After this many failed provider calls a pending row is left to the beat backfill (one call
+# per row, after every other row); it stays keyword-searchable as `pending`.
+MEMORY_EMBEDDING_MAX_FAILURES = env.int("ENGRAM_MEMORY_EMBEDDING_MAX_FAILURES", default=3)

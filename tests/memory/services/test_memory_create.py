@@ -13,7 +13,7 @@ from tests.projects.factories import ProjectFactory
 def test_remember_writes_a_pending_row_and_embeds_after_commit(
     tenant, django_capture_on_commit_callbacks, mocker
 ):
-    delay = mocker.patch("apps.memory.services.long_term.embed_memories_task.delay")
+    delay = mocker.patch("apps.memory.services.embedding.drain_embeddings_task.delay")
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         memory = memory_remember(
@@ -27,23 +27,31 @@ def test_remember_writes_a_pending_row_and_embeds_after_commit(
     assert stored.embedding_content_hash == embedding_content_hash("Prefers tabs")
     assert stored.tags == ["x"]
     assert len(callbacks) == 1
-    delay.assert_called_once_with([str(memory.pk)])
+    delay.assert_called_once_with(str(tenant.pk))  # the tenant's drain, woken after commit
 
 
-def test_large_batches_are_enqueued_in_embedding_sized_chunks(
+def test_a_large_batch_wakes_one_drain_and_a_rolled_back_write_none(
     tenant, settings, django_capture_on_commit_callbacks, mocker
 ):
     settings.EMBEDDING_BATCH_SIZE = 2
-    delay = mocker.patch("apps.memory.services.long_term.embed_memories_task.delay")
+    delay = mocker.patch("apps.memory.services.embedding.drain_embeddings_task.delay")
 
-    with django_capture_on_commit_callbacks(execute=True):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
         memory_create_many(
             tenant=tenant,
             subject_id="a",
             drafts=[MemoryDraft(text=f"fact {i}") for i in range(5)],
         )
+    settings.MEMORY_QUOTA_LIVE_ROWS = 5
+    with (
+        django_capture_on_commit_callbacks(execute=True) as refused,
+        pytest.raises(QuotaExceeded),
+    ):
+        memory_remember(tenant=tenant, subject_id="a", draft=MemoryDraft(text="no room"))
 
-    assert [len(call.args[0]) for call in delay.call_args_list] == [2, 2, 1]
+    assert len(callbacks) == 1
+    delay.assert_called_once_with(str(tenant.pk))
+    assert refused == []
 
 
 def test_quota_counts_only_live_rows_of_the_subject(tenant, settings):
