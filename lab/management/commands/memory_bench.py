@@ -1,5 +1,6 @@
 """``memory_bench``: bulk-load synthetic memories, then measure load, embedding and recall.
 
+    manage.py memory_bench --write-stream RATE [--count 300] [--url URL] [--runs 3] [--json]
     manage.py memory_bench --rows 100000 --subjects 1000 [--dims 384] [--queries 1000]
                            [--big-subject-rows 20000] [--distribution uniform|zipf]
                            [--crossover-sizes 500,1000,2000,4000] [--json] [--keep]
@@ -30,6 +31,8 @@ from apps.core.management.base import EngramCommand
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import tenant_create
 from lab import memory_bench as benchmarking
+from lab import write_stream
+from lab.load_bench import LoadBenchRefused
 from lab.scratch import SharedDatabaseRefused, require_disposable_database, scratch_database
 
 # The corpus spec is recorded in the tenant's name so --reuse can rebuild the plan.
@@ -55,8 +58,26 @@ class Command(EngramCommand):
 
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--rows", type=int, required=True, help="Regular rows to load.")
-        parser.add_argument("--subjects", type=int, required=True, help="Regular subjects.")
+        parser.add_argument("--rows", type=int, help="Regular rows to load.")
+        parser.add_argument("--subjects", type=int, help="Regular subjects.")
+        parser.add_argument(
+            "--write-stream",
+            type=float,
+            metavar="RATE",
+            help="Instead: single writes at RATE per second to a running server (--url), then "
+            "a burst; write-to-searchable latency (lab/write_stream.py).",
+        )
+        parser.add_argument(
+            "--count", type=int, default=300, help="--write-stream: writes per phase."
+        )
+        parser.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000",
+            help="--write-stream: the running server (loopback; `make run`), on this database.",
+        )
+        parser.add_argument(
+            "--runs", type=int, default=1, help="--write-stream: repeat, report each and medians."
+        )
         parser.add_argument(
             "--dims",
             type=int,
@@ -128,6 +149,11 @@ class Command(EngramCommand):
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["write_stream"] is not None:
+            self._write_stream(options)
+            return
+        if options["rows"] is None or options["subjects"] is None:
+            raise CommandError("--rows and --subjects are required (or --write-stream RATE)")
         if options["in_place"]:
             if not options["reuse"]:  # a load, and a cleanup unless --keep, will run
                 try:
@@ -146,6 +172,42 @@ class Command(EngramCommand):
                 self._run(options, scratch_name=name)
         except SharedDatabaseRefused as exc:
             raise CommandError(str(exc)) from exc
+
+    def _write_stream(self, options: dict[str, Any]) -> None:
+        rate, count, runs = options["write_stream"], options["count"], options["runs"]
+        if rate <= 0 or count < 1 or runs < 1:
+            raise CommandError("--write-stream, --count and --runs must be positive")
+        try:
+            reports = [
+                write_stream.run(url=options["url"], rate=rate, count=count) for _ in range(runs)
+            ]
+        except LoadBenchRefused as exc:
+            raise CommandError(str(exc)) from exc
+        medians = {
+            phase: {key: write_stream.median_of(reports, phase, key) for key in reports[0][phase]}
+            for phase in ("stream", "burst")
+        }
+        report = {"runs": reports, "median": medians}
+        lines = []
+        for label, body in [
+            *((f"run {i + 1}", r) for i, r in enumerate(reports)),
+            ("median", medians),
+        ]:
+            stream, burst = body["stream"], body["burst"]
+            lines.append(
+                f"{label}: stream {stream['writes']} writes at {stream['rate_achieved']}/s "
+                f"(asked {stream['rate_requested']}): keyword-findable p50 "
+                f"{stream['keyword_ms_p50']} ms p99 {stream['keyword_ms_p99']} ms "
+                f"({stream['keyword_first_try']} on the first recall after the write); embedded "
+                f"p50 {stream['embedded_ms_p50']} ms p99 {stream['embedded_ms_p99']} ms max "
+                f"{stream['embedded_ms_max']} ms; semantic recall found {stream['semantic_found']}"
+                f"/{stream['writes']}\n"
+                f"{' ' * len(label)}  burst {burst['writes']} writes in {burst['seconds']} s "
+                f"({burst['writes_per_s']}/s): last keyword-findable on return "
+                f"{burst['last_keyword_findable_on_return']}; all embedded "
+                f"{burst['all_embedded_s_after_last_write']} s after the last write"
+            )
+        self.render(options, report, "\n".join(lines))
 
     def _run(self, options: dict[str, Any], *, scratch_name: str | None) -> None:
         allow_shared = options["allow_shared_changes"]

@@ -1,0 +1,251 @@
+"""``memory_bench --write-stream``: how long after a write returns is the memory searchable?
+
+Measured the way a client lives it, against a running server on this machine (``make run``:
+gunicorn, a real Celery worker on its broker, the tenant's embedder) and the database it uses:
+
+* **stream** — ``count`` single ``POST /api/v1/memory`` writes at ``rate`` per second from one
+  client. Each text carries a word of its own, and a second thread asks keyword recall for that
+  word as soon as the write has returned, again every ``POLL_S`` until the memory is in the
+  answer: *write → keyword-findable*. *Write → embedded* is the row's ``embedded_at`` (stamped by
+  the worker in the same UPDATE as the vector, so the first moment a semantic recall can rank
+  it) minus the moment the write returned, both on this machine's clock; at the end every
+  memory is looked up by semantic recall of its own text, to check that embedded means found.
+* **burst** — ``count`` single writes as fast as the client can send them (each waits for the
+  previous one's response): whether keyword recall finds the last one right after its write
+  returned, and the seconds from that moment until all of them are embedded.
+
+A throwaway tenant is created (its own agent keys, one subject per phase so the per-subject
+write rate limit is not what is measured) and deleted at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import secrets
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from apps.memory.models import Memory
+from apps.tenancy.models import ApiKeyRole, Tenant
+from apps.tenancy.services import api_key_create, tenant_create
+from lab.load_bench import require_loopback
+
+POLL_S = 0.02
+#: Give up on a memory that is not searchable after this long (reported as not found).
+SEARCHABLE_TIMEOUT_S = 120.0
+WORDS = ("kettle", "harbour", "violin", "meadow", "lantern", "orchard", "glacier", "saddle")
+
+
+def _token() -> str:
+    # A word no other memory has: keyword recall for it finds exactly this memory.
+    return "zq" + secrets.token_hex(5)
+
+
+def _text(token: str, index: int) -> str:
+    return f"Note {index}: the {WORDS[index % len(WORDS)]} is filed under {token} today."
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
+
+
+@dataclass
+class Write:
+    token: str
+    text: str
+    memory_id: str = ""
+    returned_at: float = 0.0  # time.time() when the response arrived
+    keyword_found_at: float | None = None
+    keyword_first_try: bool = False
+
+
+@dataclass
+class Phase:
+    writes: list[Write] = field(default_factory=list)
+    started_at: float = 0.0
+    finished_at: float = 0.0
+
+
+class _Client:
+    def __init__(self, url: str, key: str) -> None:
+        self.http = httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0
+        )
+
+    def write(self, text: str) -> str:
+        response = self.http.post("/api/v1/memory", json={"text": text})
+        response.raise_for_status()
+        return str(response.json()["data"]["id"])
+
+    def recall(self, query: str, mode: str, limit: int = 10) -> list[dict[str, Any]]:
+        response = self.http.post(
+            "/api/v1/memory/recall", json={"query": query, "mode": mode, "limit": limit}
+        )
+        response.raise_for_status()
+        return list(response.json()["data"])
+
+    def found(self, write: Write, mode: str = "keyword") -> bool:
+        query = write.token if mode == "keyword" else write.text
+        hits = self.recall(query, mode, limit=1 if mode == "semantic" else 10)
+        return any(hit["memory"]["id"] == write.memory_id for hit in hits)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def _keyword_checker(client: _Client, pending: queue.Queue[Write | None]) -> None:
+    """Poll keyword recall for each write, in the order they returned, until it is found."""
+    while (write := pending.get()) is not None:
+        first = True
+        while time.time() - write.returned_at < SEARCHABLE_TIMEOUT_S:
+            if client.found(write):
+                write.keyword_found_at = time.time()
+                write.keyword_first_try = first
+                break
+            first = False
+            time.sleep(POLL_S)
+
+
+def _stream(url: str, key: str, *, rate: float, count: int) -> Phase:
+    writer, checker = _Client(url, key), _Client(url, key)
+    pending: queue.Queue[Write | None] = queue.Queue()
+    thread = threading.Thread(target=_keyword_checker, args=(checker, pending), daemon=True)
+    thread.start()
+    phase = Phase(started_at=time.time())
+    interval = 1.0 / rate
+    start = time.monotonic()
+    try:
+        for index in range(count):
+            delay = start + index * interval - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            token = _token()
+            write = Write(token=token, text=_text(token, index))
+            write.memory_id = writer.write(write.text)
+            write.returned_at = time.time()
+            phase.writes.append(write)
+            pending.put(write)
+        phase.finished_at = time.time()
+    finally:
+        pending.put(None)
+        thread.join(timeout=SEARCHABLE_TIMEOUT_S + 10)
+        writer.close()
+        checker.close()
+    return phase
+
+
+def _burst(url: str, key: str, *, count: int) -> tuple[Phase, bool]:
+    client = _Client(url, key)
+    phase = Phase(started_at=time.time())
+    try:
+        for index in range(count):
+            token = _token()
+            write = Write(token=token, text=_text(token, index))
+            write.memory_id = client.write(write.text)
+            write.returned_at = time.time()
+            phase.writes.append(write)
+        phase.finished_at = time.time()
+        last_found = client.found(phase.writes[-1])
+    finally:
+        client.close()
+    return phase, last_found
+
+
+def _wait_embedded(ids: list[str], *, since: float) -> dict[str, float]:
+    """``embedded_at`` per memory, waiting until all are embedded (or the timeout)."""
+    while True:
+        stamps = dict(
+            Memory.objects.filter(pk__in=ids, embedded_at__isnull=False).values_list(
+                "pk", "embedded_at"
+            )
+        )
+        if len(stamps) == len(ids) or time.time() - since > SEARCHABLE_TIMEOUT_S:
+            return {str(pk): stamp.timestamp() for pk, stamp in stamps.items() if stamp}
+        time.sleep(POLL_S)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 1)
+
+
+def run(*, url: str, rate: float, count: int) -> dict[str, Any]:
+    url = require_loopback(url)
+    tenant = tenant_create(slug=f"bench-stream-{secrets.token_hex(4)}", name="write-stream bench")
+    try:
+        stream_key = api_key_create(tenant=tenant, role=ApiKeyRole.AGENT, agent_id="stream")
+        burst_key = api_key_create(tenant=tenant, role=ApiKeyRole.AGENT, agent_id="burst")
+
+        stream = _stream(url, stream_key.raw_key, rate=rate, count=count)
+        stream_ids = [write.memory_id for write in stream.writes]
+        embedded = _wait_embedded(stream_ids, since=stream.finished_at)
+        keyword_s = [
+            write.keyword_found_at - write.returned_at
+            for write in stream.writes
+            if write.keyword_found_at is not None
+        ]
+        embed_s = [
+            embedded[write.memory_id] - write.returned_at
+            for write in stream.writes
+            if write.memory_id in embedded
+        ]
+        checker = _Client(url, stream_key.raw_key)
+        try:
+            semantic_found = sum(checker.found(write, "semantic") for write in stream.writes)
+        finally:
+            checker.close()
+
+        burst, last_found = _burst(url, burst_key.raw_key, count=count)
+        burst_ids = [write.memory_id for write in burst.writes]
+        burst_embedded = _wait_embedded(burst_ids, since=burst.finished_at)
+        last_returned = burst.writes[-1].returned_at
+        all_embedded_s = (
+            max(burst_embedded.values()) - last_returned
+            if len(burst_embedded) == len(burst_ids)
+            else None
+        )
+        elapsed = stream.finished_at - stream.started_at
+        return {
+            "url": url,
+            "stream": {
+                "rate_requested": rate,
+                "writes": count,
+                "rate_achieved": round(count / elapsed, 1) if elapsed > 0 else None,
+                "keyword_findable": len(keyword_s),
+                "keyword_first_try": sum(write.keyword_first_try for write in stream.writes),
+                "keyword_ms_p50": _ms(percentile(keyword_s, 0.5)),
+                "keyword_ms_p99": _ms(percentile(keyword_s, 0.99)),
+                "embedded": len(embed_s),
+                "embedded_ms_p50": _ms(percentile(embed_s, 0.5)),
+                "embedded_ms_p99": _ms(percentile(embed_s, 0.99)),
+                "embedded_ms_max": _ms(max(embed_s) if embed_s else None),
+                "semantic_found": semantic_found,
+            },
+            "burst": {
+                "writes": count,
+                "seconds": round(burst.finished_at - burst.started_at, 2),
+                "writes_per_s": round(count / (burst.finished_at - burst.started_at), 1),
+                "last_keyword_findable_on_return": last_found,
+                "embedded": len(burst_embedded),
+                "all_embedded_s_after_last_write": (
+                    None if all_embedded_s is None else round(max(0.0, all_embedded_s), 2)
+                ),
+            },
+        }
+    finally:
+        Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+def median_of(reports: list[dict[str, Any]], phase: str, key: str) -> Any:
+    values = [report[phase][key] for report in reports if report[phase][key] is not None]
+    if not values or isinstance(values[0], bool):
+        return values[len(values) // 2] if values else None
+    return statistics.median(values)
