@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from apps.core.api.fields import ProjectIdField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.recall.selectors import recall_context
-from apps.recall.services import recall_referenced
+from apps.recall.services import recall_context_record, recall_referenced
 from apps.tenancy.api_base import TenantApi, idempotent
 
 
@@ -122,6 +122,7 @@ class RecallApi(TenantApi):
             limit=args["limit"],
             session_id=args.get("session_id"),
         )
+        recall_context_record(scope=self.scope, merged=merged)
         return Response(
             {
                 "data": merged.data,

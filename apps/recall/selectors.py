@@ -44,6 +44,10 @@ class MergedRecall:
     memory: dict[str, Any]
     knowledge: dict[str, Any]
     meta: dict[str, Any]
+    #: The two halves as read (None when a half failed); serving the merge records them
+    #: (apps.recall.services.recall_context_record).
+    memory_result: RecallResult | None = None
+    knowledge_result: SearchResult | None = None
 
 
 def _memory_item(hit: Any) -> dict[str, Any]:
@@ -132,7 +136,6 @@ def _knowledge_half(
             diversity=diversity,
             mode=MODE_REDUCE,
             search_id=recall_id,
-            api_key_id=scope.api_key.pk,
         )
     except ApplicationError:
         raise
@@ -211,6 +214,8 @@ def recall_context(
         memory=_memory_envelope(memory_result),
         knowledge=_knowledge_envelope(knowledge_result, limit),
         meta=meta,
+        memory_result=memory_result,
+        knowledge_result=knowledge_result,
     )
 
 

@@ -1,12 +1,16 @@
-"""Writes of merged recall: the client's "referenced" assertion (the third funnel stage)."""
+"""Writes of merged recall: what serving a merge records, and the client's "referenced"
+assertion (the third funnel stage)."""
 
 from __future__ import annotations
 
 import uuid
 
 from apps.knowledge.services import record_referenced
+from apps.knowledge.services.search import knowledge_search_record
 from apps.knowledge.viewer import Viewer
+from apps.memory.services.recall import memory_recall_record
 from apps.recall.exceptions import InvalidRecallId
+from apps.recall.selectors import MergedRecall
 from apps.tenancy.scope import RequestScope
 
 
@@ -29,3 +33,17 @@ def recall_referenced(*, scope: RequestScope, recall_id: str, article_ids: objec
         search_id=parsed,
         article_ids=article_ids,  # type: ignore[arg-type] # validated by the callee
     )
+
+
+def recall_context_record(*, scope: RequestScope, merged: MergedRecall) -> None:
+    """The memory half's recall bump, and the knowledge half's ``surfaced`` events (under the
+    merge's ``recall_id``, which ``referenced`` later validates) and history mark."""
+    if merged.memory_result is not None:
+        memory_recall_record(result=merged.memory_result)
+    if merged.knowledge_result is not None:
+        knowledge_search_record(
+            tenant=scope.tenant,
+            viewer=Viewer.from_scope(scope),
+            api_key_id=scope.api_key.pk,
+            result=merged.knowledge_result,
+        )

@@ -31,6 +31,7 @@ from apps.knowledge.selectors import (
     knowledge_retrieval_metrics,
     knowledge_search,
 )
+from apps.knowledge.services.search import knowledge_search_record
 from apps.knowledge.viewer import Viewer
 from apps.tenancy.api_base import TenantApi
 
@@ -142,15 +143,18 @@ class KnowledgeSearchApi(TenantApi):
         payload.is_valid(raise_exception=True)
         self.enforce_recall_rate()
         args = payload.validated_data
+        viewer = Viewer.from_scope(self.scope)
         result = knowledge_search(
             tenant=self.scope.tenant,
-            viewer=Viewer.from_scope(self.scope),
+            viewer=viewer,
             query=args["query"],
             limit=args["limit"],
             offset=args["offset"],
             project_id=args["project_id"],
             session_id=args["session_id"],
-            api_key_id=self.scope.api_key.pk,
+        )
+        knowledge_search_record(
+            tenant=self.scope.tenant, viewer=viewer, api_key_id=self.scope.api_key.pk, result=result
         )
         return Response(
             {
@@ -207,11 +211,15 @@ class KnowledgeContextApi(TenantApi):
         """
         filters = KnowledgeContextFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
+        viewer = Viewer.from_scope(self.scope)
         context = knowledge_context(
+            tenant=self.scope.tenant, viewer=viewer, **filters.validated_data
+        )
+        knowledge_search_record(
             tenant=self.scope.tenant,
-            viewer=Viewer.from_scope(self.scope),
+            viewer=viewer,
             api_key_id=self.scope.api_key.pk,
-            **filters.validated_data,
+            result=context.search,
         )
         articles = render_many(ArticleOutputSerializer, [hit.article for hit in context.results])
         results = [

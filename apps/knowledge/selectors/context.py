@@ -14,7 +14,7 @@ from apps.knowledge.selectors.articles import (
     LinkView,
     article_links,
 )
-from apps.knowledge.selectors.search import SearchHit, knowledge_search
+from apps.knowledge.selectors.search import SearchHit, SearchResult, knowledge_search
 from apps.knowledge.viewer import Viewer, visible_q
 from apps.tenancy.models import Tenant
 
@@ -26,6 +26,8 @@ class KnowledgeContext:
     links: dict[uuid.UUID, list[LinkView]]
     #: Full linked articles that are not themselves results (visible ones only).
     linked: list[Article]
+    #: The search the context was built from; serving it records it (knowledge_search_record).
+    search: SearchResult
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -36,9 +38,8 @@ def knowledge_context(
     query: object,
     limit: int = 5,
     project_id: uuid.UUID | None = None,
-    api_key_id: uuid.UUID | None = None,
 ) -> KnowledgeContext:
-    """Search (recording ``surfaced`` like any search), then load what the results link to.
+    """Search, then load what the results link to (the search is recorded by whoever serves it).
 
     Links are followed one hop, both directions, and only to articles the viewer can see;
     at most ``KNOWLEDGE_CONTEXT_MAX_LINKED`` linked articles are returned.
@@ -50,7 +51,6 @@ def knowledge_context(
         query=query,
         limit=limit,
         project_id=project_id,
-        api_key_id=api_key_id,
     )
     result_ids = [hit.article.pk for hit in result.results]
     views = article_links(tenant=tenant, viewer=viewer, article_ids=result_ids)
@@ -73,5 +73,6 @@ def knowledge_context(
         results=result.results,
         links=links,
         linked=[loaded[pk] for pk in linked_ids if pk in loaded],
+        search=result,
         meta={**result.meta, "linked_count": len(loaded)},
     )

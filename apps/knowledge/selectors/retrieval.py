@@ -25,7 +25,7 @@ from apps.knowledge.models import (
     Article,
     ArticleStatus,
 )
-from apps.knowledge.services.fields import normalise_phrase
+from apps.knowledge.phrases import normalise_phrase
 from apps.knowledge.viewer import Viewer, project_partition, visible_q
 from apps.tenancy.models import Tenant
 

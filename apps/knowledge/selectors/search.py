@@ -57,7 +57,6 @@ from apps.knowledge.selectors.retrieval import (
     tsquery_for,
     visible_articles,
 )
-from apps.knowledge.services.access import record_surfaced as record_surfaced_events
 from apps.knowledge.viewer import Viewer
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_query, normalise_text
 from apps.tenancy.models import Tenant
@@ -95,6 +94,9 @@ class SearchResult:
     results: list[SearchHit]
     meta: dict[str, Any]
     search_id: uuid.UUID
+    #: The shown-history the search read (``session_id`` or a caller's); serving the result
+    #: marks its rows there (``knowledge_search_record``).
+    history: ShownHistory | None = None
 
 
 def validate_knowledge_query(query: object) -> str:
@@ -236,8 +238,6 @@ def knowledge_search(
     diversity: DiversityOptions | None = None,
     mode: str = MODE_REORDER,
     search_id: uuid.UUID | None = None,
-    record_surfaced: bool = True,
-    api_key_id: uuid.UUID | None = None,
 ) -> SearchResult:
     """Hybrid search over the articles ``viewer`` can see (see the module docstring).
 
@@ -246,9 +246,9 @@ def knowledge_search(
     with ``seen(ids)``/``mark(ids)``) enables containment; without one, a ``session_id``
     builds the cache-backed :class:`RecallHistory`, and with neither there is no containment.
     ``mode="reorder"`` returns ``limit`` rows from ``offset`` of the reordered pool;
-    ``mode="reduce"`` returns only the diversity picks (``offset`` ignored). The returned
-    rows are recorded as ``surfaced`` under ``search_id`` (minted when not given) unless
-    ``record_surfaced`` is false, and marked in the history.
+    ``mode="reduce"`` returns only the diversity picks (``offset`` ignored). Nothing is
+    written: a caller serving the result records it with ``knowledge_search_record``
+    (``surfaced`` events under ``search_id``, minted when not given, and the history mark).
     """
     started = time.perf_counter()
     query = validate_knowledge_query(query)
@@ -315,17 +315,6 @@ def knowledge_search(
                 embedding_content_hash=article.embedding_content_hash,
             )
         )
-    page_ids = [hit.article.pk for hit in results]
-    if history is not None and page_ids:
-        history.mark(page_ids)
-    if record_surfaced and page_ids:
-        record_surfaced_events(
-            tenant=tenant,
-            viewer=viewer,
-            api_key_id=api_key_id,
-            search_id=search_id,
-            article_ids=page_ids,
-        )
 
     verdict = answer_confidence(scores=confidence_scores, curated=legs.curated_id is not None)
     scored = [c.score for c in candidates if c.score is not None]
@@ -356,4 +345,4 @@ def knowledge_search(
         },
         {"tenant_id": str(tenant.pk), "degraded_reason": meta["degraded_reason"], "mode": mode},
     )
-    return SearchResult(results=results, meta=meta, search_id=search_id)
+    return SearchResult(results=results, meta=meta, search_id=search_id, history=history)

@@ -21,6 +21,7 @@ from apps.knowledge.models import (
     ArticleStatus,
     ArticleVisibility,
 )
+from apps.knowledge.phrases import normalise_phrase
 from apps.knowledge.viewer import Viewer
 from apps.projects.selectors import project_exists
 from apps.providers.embeddings import embedding_content_hash, normalise_text
@@ -109,11 +110,6 @@ def clean_tags(tags: Sequence[str]) -> list[str]:
     if len(cleaned) > settings.KNOWLEDGE_TAGS_MAX:
         raise _invalid("tags", f"at most {settings.KNOWLEDGE_TAGS_MAX} tags.")
     return cleaned
-
-
-def normalise_phrase(text: str) -> str:
-    """How titles, aliases and queries are compared for the curated answer."""
-    return normalise_text(text).lower().rstrip("?!. ")
 
 
 def clean_project_id(*, tenant: Tenant, project_id: uuid.UUID | str | None) -> uuid.UUID | None:

@@ -19,6 +19,7 @@ from apps.memory.selectors import (
     RECALL_SELECTION_REASONS,
     memory_recall,
 )
+from apps.memory.services.recall import memory_recall_record
 from apps.tenancy.api_base import TenantApi
 
 
@@ -134,6 +135,7 @@ class MemoryRecallApi(TenantApi):
             include_superseded=args["include_superseded"],
             mode=args.get("mode"),
         )
+        memory_recall_record(result=result)
         memories = render_many(MemoryOutputSerializer, [hit.memory for hit in result.results])
         data = [
             {

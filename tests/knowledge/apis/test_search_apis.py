@@ -9,6 +9,7 @@ import pytest
 from apps.knowledge.models import ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_search
 from apps.knowledge.services import record_referenced
+from apps.knowledge.services.search import knowledge_search_record
 from apps.knowledge.viewer import Viewer
 from tests.knowledge.helpers import BASE, CURATOR, break_embeddings, error, publish
 
@@ -153,7 +154,9 @@ def test_context_without_a_query_is_invalid(user):
 
 def test_metrics_report_the_funnel_of_distinct_pairs(tenant, wiki, user):
     # given: one search surfacing two articles, one referenced twice, one opened twice
-    result = knowledge_search(tenant=tenant, viewer=Viewer.for_subject("agent-a"), query="deploy")
+    viewer = Viewer.for_subject("agent-a")
+    result = knowledge_search(tenant=tenant, viewer=viewer, query="deploy")
+    knowledge_search_record(tenant=tenant, viewer=viewer, api_key_id=None, result=result)
     for _ in range(2):
         record_referenced(
             tenant=tenant,

@@ -70,12 +70,11 @@ def test_relevant_questions_are_answers_and_junk_ones_are_not_on_the_fixture_cor
 
     # when
     relevant = [
-        knowledge_search(tenant=tenant, viewer=agent_viewer, query=query, record_surfaced=False)
+        knowledge_search(tenant=tenant, viewer=agent_viewer, query=query)
         for query, _ in RELEVANT_QUERIES
     ]
     junk = [
-        knowledge_search(tenant=tenant, viewer=agent_viewer, query=query, record_surfaced=False)
-        for query in JUNK_QUERIES
+        knowledge_search(tenant=tenant, viewer=agent_viewer, query=query) for query in JUNK_QUERIES
     ]
 
     # then: every relevant question is an answer; no junk question is

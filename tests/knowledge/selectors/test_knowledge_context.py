@@ -7,6 +7,7 @@ import pytest
 from apps.knowledge.models import ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_context
 from apps.knowledge.services import article_link_create
+from apps.knowledge.services.search import knowledge_search_record
 from tests.knowledge.helpers import CURATOR, publish
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +44,12 @@ def test_results_come_with_bodies_and_their_visible_linked_articles(tenant, agen
     ]
     assert [article.title for article in context.linked] == ["On-call escalation"]
     assert context.meta["linked_count"] == 1
+    # The deep read itself writes nothing; serving it records what its search surfaced.
+    assert not ArticleAccessEvent.objects.exists()
+    assert context.search.results == context.results
+    knowledge_search_record(
+        tenant=tenant, viewer=agent_viewer, api_key_id=None, result=context.search
+    )
     assert list(ArticleAccessEvent.objects.values_list("article_id", "access_type")) == [
         (freeze.pk, "surfaced")
     ]

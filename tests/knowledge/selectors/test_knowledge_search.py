@@ -11,6 +11,7 @@ from apps.knowledge.exceptions import InvalidQuery, InvalidSessionId, QueryTooLo
 from apps.knowledge.models import Article, ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_search
 from apps.knowledge.selectors.search import snippet_for
+from apps.knowledge.services.search import knowledge_search_record
 from apps.knowledge.viewer import Viewer
 from tests.knowledge.helpers import break_embeddings, publish
 from tests.projects.factories import ProjectFactory
@@ -194,21 +195,24 @@ def test_a_bad_session_id_is_refused(tenant, agent_viewer, _case, session_id):
         knowledge_search(tenant=tenant, viewer=agent_viewer, query="deploy", session_id=session_id)
 
 
-def test_returned_results_are_recorded_as_surfaced_under_the_search_id(tenant, wiki, agent_viewer):
+def test_the_search_itself_writes_nothing(tenant, wiki, agent_viewer):
+    result = knowledge_search(tenant=tenant, viewer=agent_viewer, query="deploy", limit=2)
+
+    assert result.results
+    assert not ArticleAccessEvent.objects.exists()
+
+
+def test_served_results_are_recorded_as_surfaced_under_the_search_id(tenant, wiki, agent_viewer):
     # given
     search_id = uuid.uuid4()
     key_id = uuid.uuid4()
 
     # when
     result = knowledge_search(
-        tenant=tenant,
-        viewer=agent_viewer,
-        query="deploy",
-        limit=2,
-        search_id=search_id,
-        api_key_id=key_id,
+        tenant=tenant, viewer=agent_viewer, query="deploy", limit=2, search_id=search_id
     )
-    knowledge_search(tenant=tenant, viewer=agent_viewer, query="deploy", record_surfaced=False)
+    knowledge_search_record(tenant=tenant, viewer=agent_viewer, api_key_id=key_id, result=result)
+    knowledge_search(tenant=tenant, viewer=agent_viewer, query="deploy")
 
     # then
     assert result.search_id == search_id
@@ -359,9 +363,12 @@ def test_a_session_is_shown_unseen_articles_first_then_repeats(tenant, agent_vie
     publish(tenant, "Deploy checklist", "deploy checklist steps")
 
     def search():
-        return knowledge_search(
+        # Served: the read, then the history mark that serving it records.
+        result = knowledge_search(
             tenant=tenant, viewer=agent_viewer, query="deploy", limit=1, session_id="s-1"
         )
+        knowledge_search_record(tenant=tenant, viewer=agent_viewer, api_key_id=None, result=result)
+        return result
 
     # when
     first, second, third = search(), search(), search()
@@ -400,15 +407,11 @@ def test_a_large_tenant_uses_the_iterative_hnsw_scan_with_the_same_answer(
 ):
     # given: an own draft is not in the published index but must still be found
     publish(tenant, "Deploy draft", "deploy draft", status="draft", owner_agent_id="agent-a")
-    exact = knowledge_search(
-        tenant=tenant, viewer=agent_viewer, query="deploy", record_surfaced=False
-    )
+    exact = knowledge_search(tenant=tenant, viewer=agent_viewer, query="deploy")
     settings.KNOWLEDGE_EXACT_SCAN_MAX_ROWS = 0
 
     # when
-    ann = knowledge_search(
-        tenant=tenant, viewer=agent_viewer, query="deploy", record_surfaced=False
-    )
+    ann = knowledge_search(tenant=tenant, viewer=agent_viewer, query="deploy")
 
     # then
     assert ann.meta["ann_iterative_scan"] == "applied"

@@ -17,6 +17,7 @@ from apps.knowledge.exceptions import (
 from apps.knowledge.models import ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_retrieval_metrics, knowledge_search
 from apps.knowledge.services import record_opened, record_referenced, record_surfaced
+from apps.knowledge.services.search import knowledge_search_record
 from tests.knowledge.helpers import publish, table_rows
 
 pytestmark = pytest.mark.django_db
@@ -209,6 +210,7 @@ def test_a_search_surfaces_its_results_under_its_own_id_which_referenced_then_ac
 
     # when
     result = knowledge_search(tenant=tenant, viewer=agent_viewer, query="friday deploys")
+    knowledge_search_record(tenant=tenant, viewer=agent_viewer, api_key_id=None, result=result)
     written = record_referenced(
         tenant=tenant,
         viewer=agent_viewer,

@@ -8,9 +8,18 @@ from django.utils import timezone
 from apps.memory.models import Memory
 from apps.memory.recall_bump import bump_recall_counts, wait_for_pending_bumps
 from apps.memory.selectors import memory_recall
+from apps.memory.selectors.recall.results import RecallResult
+from apps.memory.services.recall import memory_recall_record
 from tests.memory.helpers import remember
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
+
+
+def served_recall(**kwargs) -> RecallResult:
+    """A recall as the API serves it: the read, then what serving it records."""
+    result = memory_recall(**kwargs)
+    memory_recall_record(result=result)
+    return result
 
 
 def _count(memory):
@@ -21,9 +30,9 @@ def _count(memory):
 def test_a_relevant_recall_bumps_once_per_cooldown(tenant):
     hot = remember(tenant, "a", "editor dark mode preference")
 
-    memory_recall(tenant=tenant, subject_id="a", query="editor dark mode preference", limit=5)
+    served_recall(tenant=tenant, subject_id="a", query="editor dark mode preference", limit=5)
     wait_for_pending_bumps()
-    memory_recall(tenant=tenant, subject_id="a", query="editor dark mode preference", limit=5)
+    served_recall(tenant=tenant, subject_id="a", query="editor dark mode preference", limit=5)
     wait_for_pending_bumps()
 
     assert _count(hot) == 1
@@ -34,7 +43,7 @@ def test_recall_below_the_relevance_floor_does_not_bump(tenant, settings):
     weak = remember(tenant, "a", "editor dark mode preference")
     settings.MEMORY_RECALL_BUMP_MIN_SCORE = 0.99
 
-    result = memory_recall(tenant=tenant, subject_id="a", query="editor theme", limit=5)
+    result = served_recall(tenant=tenant, subject_id="a", query="editor theme", limit=5)
     wait_for_pending_bumps()
 
     # The floor is on the vector similarity (a hybrid score is a fused rank, not a relevance).
@@ -49,7 +58,7 @@ def test_fallback_recall_never_bumps(tenant):
     tenant.embedding_config = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
     tenant.save()
 
-    result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=5)
+    result = served_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=5)
     wait_for_pending_bumps()
 
     assert result.meta["fallback"] is True
@@ -80,3 +89,13 @@ def test_bumps_over_the_cap_are_dropped_not_queued(tenant, mocker):
 
     assert scheduled is False
     assert _count(memory) == 0
+
+
+def test_the_recall_selector_alone_bumps_nothing(tenant):
+    hot = remember(tenant, "a", "editor dark mode preference")
+
+    result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode preference")
+    wait_for_pending_bumps()
+
+    assert result.results[0].memory.pk == hot.pk
+    assert _count(hot) == 0

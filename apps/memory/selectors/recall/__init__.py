@@ -28,7 +28,6 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.replica import heavy_read_bypass_reason
 from apps.memory.exceptions import MemoryErrorCode
-from apps.memory.recall_bump import schedule_recall_bump
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
 from apps.memory.selectors.recall.results import (
@@ -177,12 +176,4 @@ def _memory_recall(
             reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
         )
     result.meta["mode"] = mode
-    schedule_recall_bump(
-        memory_ids=[
-            hit.memory.pk
-            for hit in result.results
-            if hit.similarity is not None
-            and hit.similarity >= settings.MEMORY_RECALL_BUMP_MIN_SCORE
-        ]
-    )
     return result
