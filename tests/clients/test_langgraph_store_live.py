@@ -174,12 +174,16 @@ def test_search_filters_pages_and_keeps_to_the_namespace_prefix(make_store):
     everything_docs = store.search(("docs",), limit=10)
     big = store.search(("docs",), filter={"n": {"$gte": 3}}, limit=10)
     paged = store.search(("docs",), filter={"kind": "note"}, limit=2, offset=1)
+    unfiltered_page = store.search(("docs",), limit=2, offset=1)
+    past_one_page = store.search(("docs",), limit=250)
     by_query = store.search(("docs", "team-b"), query="note", limit=5)
 
     assert {item.key for item in team_a} == {f"doc-{n}" for n in range(5)}
     assert len(everything_docs) == 6
     assert sorted(item.value["n"] for item in big) == [3, 4, 9]
     assert [item.key for item in paged] == [item.key for item in everything_docs[1:3]]
+    assert [item.key for item in unfiltered_page] == [item.key for item in everything_docs[1:3]]
+    assert [item.key for item in past_one_page] == [item.key for item in everything_docs]
     assert [(item.namespace, item.key) for item in by_query] == [(("docs", "team-b"), "doc-x")]
     assert by_query[0].score is not None
 

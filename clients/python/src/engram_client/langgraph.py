@@ -457,21 +457,25 @@ class EngramStore(BaseStore):
             for hit in recalled.hits:
                 if tag in hit.memory.tags:
                     keep(hit.memory, hit.score)
-        elif not op.filter:
-            page = yield from self._list(tags=[tag], limit=max(1, op.limit), offset=op.offset)
+            return matches[op.offset : wanted]
+        # Without a filter the server skips `offset`; with one, matching happens here, so the
+        # store reads from the top and skips matches itself.
+        server_offset = 0 if op.filter else max(0, op.offset)
+        needed = wanted - server_offset
+        offset = server_offset
+        while len(matches) < needed:
+            size = (
+                _core.MEMORY_PAGE_MAX
+                if op.filter
+                else min(_core.MEMORY_PAGE_MAX, needed - len(matches))
+            )
+            page = yield from self._list(tags=[tag], limit=size, offset=offset)
             for memory in page.data:
                 keep(memory, None)
-            return matches[: op.limit]
-        else:
-            offset = 0
-            while len(matches) < wanted:
-                page = yield from self._list(tags=[tag], limit=_core.MEMORY_PAGE_MAX, offset=offset)
-                for memory in page.data:
-                    keep(memory, None)
-                offset += len(page.data)
-                if not page.data or offset >= page.meta.total_count:
-                    break
-        return matches[op.offset : wanted]
+            offset += len(page.data)
+            if not page.data or offset >= page.meta.total_count:
+                break
+        return matches[op.offset - server_offset : needed]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Step:
         conditions = tuple(op.match_conditions or ())
