@@ -273,7 +273,8 @@ def test_every_write_method_honours_the_key_and_documents_it():
         op for (path, method), op in operation_ids.items() if method in WRITE_METHODS
     } - READ_ONLY_POSTS
 
-    assert len(wrapped) == 13
+    # Every write route is wrapped except the three POSTs that only read.
+    assert ("api/v1/memory", "post") in wrapped
     assert unwrapped == {
         ("api/v1/memory/recall", "post"),
         ("api/v1/recall", "post"),

@@ -42,6 +42,8 @@ def test_other_subjects_and_tenants_have_their_own_buckets(
 
 def test_a_500_item_batch_counts_500(agent, settings):
     settings.MEMORY_WRITE_RATE_LIMIT = 500
+    # Windows are fixed; a day-long one keeps a window boundary out of this multi-second test.
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 86_400
     batch = agent.post(BATCH, {"items": [{"text": f"t{i}"} for i in range(500)]})
 
     response = agent.post(MEMORY, {"text": "one more"})
@@ -71,6 +73,8 @@ def test_reads_by_meaning_share_one_bucket_and_answer_429(
     agent, make_caller, tenant, settings, path
 ):
     settings.RECALL_RATE_LIMIT = 2
+    # Windows are fixed; a day-long one keeps a window boundary out of this test.
+    settings.RECALL_RATE_WINDOW_SECONDS = 86_400
     rotated = make_caller(tenant, ApiKeyRole.AGENT, agent_id="agent-a")
     assert agent.post("/api/v1/memory/recall", {"query": "tea"}).status_code == 200
     assert rotated.post("/api/v1/knowledge/search", {"query": "tea"}).status_code == 200
