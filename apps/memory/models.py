@@ -78,6 +78,16 @@ class Memory(TenantScopedModel):
     # Optional retrieval context (neighbouring turns, a date, a title): keyword-indexed with
     # `text` (weight B in `search_vector`), never embedded, never returned as the memory.
     context = models.TextField(blank=True, default="", db_default="")
+    # Retrieval context the service derives (services/derived_context.py): the memory's
+    # neighbours in its session and the session's date, keyword-indexed at weight C. Empty when
+    # the client gave `context`. Never embedded, never returned.
+    derived_context = models.TextField(blank=True, default="", db_default="")
+    # The session the memory's metadata names ("session:3"; "" = none) and its position in it,
+    # per (tenant, subject, project): whose neighbour it is.
+    context_thread = models.CharField(
+        max_length=SESSION_ID_MAX_LENGTH, blank=True, default="", db_default=""
+    )
+    thread_seq = models.BigIntegerField(null=True, blank=True)
     # NULL until the embedding task fills it; until then only keyword recall finds the row.
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_content_hash = models.CharField(max_length=64)
@@ -126,12 +136,19 @@ class Memory(TenantScopedModel):
             ),
             # Trigram index for the scoped text fallback when embeddings are unavailable.
             GinIndex(OpClass("text", name="gin_trgm_ops"), name="memory_text_trgm_idx"),
+            # A session's memories in order: the neighbours of a write, supersede or forget.
+            models.Index(
+                fields=["tenant", "subject_id", "context_thread", "thread_seq"],
+                condition=~Q(context_thread=""),
+                name="memory_thread_seq_idx",
+            ),
             # The partial HNSW index `memories_live_embedding_hnsw_idx` (cosine, live rows) is
             # created in raw SQL by migration 0003: its spec name is longer than the 30
             # characters Django allows for a Meta index.
-            # The stored generated column `search_vector` (text weight A, context weight B)
-            # and its GIN index `memory_search_vector_gin_idx` are raw SQL too (migrations
-            # 0009/0010), so no ORM query ever loads the tsvector; keyword recall reads it.
+            # The stored generated column `search_vector` (text weight A, context weight B,
+            # derived context weight C) and its GIN index `memory_search_vector_gin_idx` are
+            # raw SQL too (migrations 0009/0010, 0014), so no ORM query ever loads the
+            # tsvector; keyword recall reads it.
         ]
         constraints = [
             models.CheckConstraint(

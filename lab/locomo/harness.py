@@ -11,6 +11,7 @@ web server. The throwaway tenant and every row it owns are removed by
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -25,6 +26,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
 from apps.memory.models import Memory
@@ -72,6 +74,46 @@ class AskOutcome:
     foreign_results: int = 0
 
 
+class EmbeddingCache:
+    """Vectors of earlier runs by content hash and provider (a lab shortcut for re-runs that
+    change only ranking or derived context: the same text gets the same vector the embedding
+    task would compute). Rows it has no vector for go through ``memory_embed_pending``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.key = f"{settings.EMBEDDING_PROVIDER}:{settings.EMBEDDING_DIMENSIONS}"
+        data = json.loads(path.read_text()) if path.is_file() else {}
+        self.vectors: dict[str, list[float]] = data.get(self.key, {})
+
+    def fill(self, ids: Sequence[str]) -> list[str]:
+        """Write the cached vectors; returns the ids still to embed."""
+        rows = Memory.objects.filter(pk__in=list(ids)).only("pk", "embedding_content_hash")
+        hits, missing = [], []
+        now = timezone.now()
+        for row in rows:
+            vector = self.vectors.get(row.embedding_content_hash)
+            if vector is None:
+                missing.append(str(row.pk))
+            else:
+                row.embedding, row.embedded_at = vector, now
+                hits.append(row)
+        Memory.objects.bulk_update(hits, ["embedding", "embedded_at"], batch_size=500)
+        return missing
+
+    def learn(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        rows = Memory.objects.filter(pk__in=list(ids)).values_list(
+            "embedding_content_hash", "embedding"
+        )
+        for content_hash, vector in rows:
+            if vector is not None:
+                self.vectors[content_hash] = [float(v) for v in vector]
+        data = json.loads(self.path.read_text()) if self.path.is_file() else {}
+        data[self.key] = self.vectors
+        self.path.write_text(json.dumps(data))
+
+
 def evaluation_tenant_create() -> Tenant:
     return tenant_create(slug=f"recall-eval-{secrets.token_hex(4)}", name="recall_eval (LoCoMo)")
 
@@ -82,6 +124,7 @@ def ingest(
     conversations: Sequence[Conversation],
     context_turns: int,
     loader: str = LOADER_CLIENT,
+    cache: EmbeddingCache | None = None,
     progress: Progress | None = None,
 ) -> IngestTiming:
     """One subject per conversation, one memory per turn (or per fact); returns once every
@@ -108,10 +151,13 @@ def ingest(
             ids.extend(str(memory.pk) for memory in created)
         timing.write_s += time.perf_counter() - started
         started = time.perf_counter()
-        for start in range(0, len(ids), EMBED_BATCH):
-            run = memory_embed_pending(memory_ids=ids[start : start + EMBED_BATCH])
+        pending = ids if cache is None else cache.fill(ids)
+        for start in range(0, len(pending), EMBED_BATCH):
+            run = memory_embed_pending(memory_ids=pending[start : start + EMBED_BATCH])
             if run.unavailable:
                 raise RuntimeError(f"embeddings unavailable: {run.unavailable}")
+        if cache is not None:
+            cache.learn(pending)
         timing.embed_s += time.perf_counter() - started
         timing.memories += len(ids)
         if progress is not None:

@@ -15,8 +15,9 @@ from apps.tenancy.models import Tenant
 
 T = TypeVar("T", bound=Model)
 
-# Listing never needs the vector; loading it would parse 384 floats per row for nothing.
-LIST_DEFERRED_FIELDS = ("embedding",)
+# Listing never needs the vector (loading it would parse 384 floats per row for nothing) or
+# the service's derived context (keyword-indexed, never returned).
+LIST_DEFERRED_FIELDS = ("embedding", "derived_context")
 
 
 @dataclass(frozen=True)

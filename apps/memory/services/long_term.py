@@ -24,6 +24,12 @@ from apps.memory.exceptions import (
     QuotaExceeded,
 )
 from apps.memory.models import Memory, MemorySource
+from apps.memory.services.derived_context import (
+    ThreadRef,
+    refresh_threads,
+    thread_key,
+    thread_new_memories,
+)
 from apps.memory.services.embedding import memory_wake_embeddings
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstone_clear, tombstone_record
@@ -143,9 +149,11 @@ def memory_create_many(
     with transaction.atomic(using=PRIMARY):
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
         _enforce_quota(tenant=tenant, subject_id=subject_id, adding=len(drafts))
-        memories = Memory.objects.bulk_create(
-            [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
-        )
+        built = [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
+        # With the scope lock held, so session positions cannot race another write.
+        neighbours = thread_new_memories(tenant=tenant, subject_id=subject_id, memories=built)
+        memories = Memory.objects.bulk_create(built)
+        Memory.objects.bulk_update(neighbours, ["derived_context"])
         # An explicit write is the agent choosing to know the fact again.
         tombstone_clear(
             tenant=tenant,
@@ -182,11 +190,33 @@ def memory_supersede(
         # Replacing a live row leaves the live count unchanged, so a full subject can still
         # correct itself.
         new = _build(tenant=tenant, subject_id=subject_id, draft=draft)
+        same_place = (
+            old.context_thread != ""
+            and new.source == MemorySource.EXPLICIT
+            and new.project_id == old.project_id
+            and thread_key(new.metadata) == old.context_thread
+        )
+        if same_place:
+            # The new version takes the old one's place in its session.
+            new.context_thread, new.thread_seq = old.context_thread, old.thread_seq
+            neighbours = []
+        else:
+            neighbours = thread_new_memories(tenant=tenant, subject_id=subject_id, memories=[new])
         new.save()
         tombstone_clear(
             tenant=tenant, subject_id=subject_id, content_hashes=[new.embedding_content_hash]
         )
-        Memory.objects.filter(pk=old.pk).update(superseded_by=new, superseded_at=timezone.now())
+        Memory.objects.bulk_update(neighbours, ["derived_context"])
+        # History quotes nobody: only live memories are anyone's neighbours.
+        Memory.objects.filter(pk=old.pk).update(
+            superseded_by=new, superseded_at=timezone.now(), derived_context=""
+        )
+        if old.context_thread and old.thread_seq is not None:
+            refresh_threads(
+                tenant=tenant,
+                subject_id=subject_id,
+                around={(old.project_id, old.context_thread): [old.thread_seq]},
+            )
         _enqueue_embedding([new])
     return new
 
@@ -203,6 +233,8 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
     archive the articles graduated from them, tombstone their fingerprints and drop the
     subject's shown-history. History is followed inside (tenant, subject) only, so a
     ``superseded_by`` link that crossed subjects can never delete another subject's row.
+    The live neighbours that quoted the forgotten memory are re-derived, so its words leave
+    the keyword index with it.
     """
     scoped = Memory.objects.filter(tenant=tenant, subject_id=subject_id)
     doomed = [root.pk]
@@ -216,7 +248,11 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
         doomed.extend(frontier)
     hashes = list(scoped.filter(pk__in=doomed).values_list("embedding_content_hash", flat=True))
     archived = articles_archive_for_memories(tenant=tenant, memory_ids=doomed)
+    around: dict[ThreadRef, list[int]] = {}
+    if root.context_thread and root.thread_seq is not None and root.superseded_by_id is None:
+        around[(root.project_id, root.context_thread)] = [root.thread_seq]
     deleted, _ = scoped.filter(pk__in=doomed).delete()
+    refresh_threads(tenant=tenant, subject_id=subject_id, around=around)
     tombstones = tombstone_record(tenant=tenant, subject_id=subject_id, content_hashes=hashes)
     transaction.on_commit(
         lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id),
@@ -230,6 +266,9 @@ def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> F
     """Forget one of the caller's memories: the whole fact, everywhere (see ``_forget_fact``).
     Foreign = missing = 404."""
     with transaction.atomic(using=PRIMARY):
+        # The scope lock first, as every writer takes it: the neighbours re-derived below
+        # must not race a write to the same session.
+        lock_memory_scope(tenant=tenant, subject_id=subject_id)
         memory = (
             Memory.objects.select_for_update()
             .filter(tenant=tenant, subject_id=subject_id, pk=memory_id)
@@ -241,9 +280,10 @@ def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> F
 
 
 def memory_forget_any(*, tenant: Tenant, memory_id: uuid.UUID) -> ForgetResult:
-    """Operator oversight: forget any subject's memory in ``tenant``, as that subject would."""
-    with transaction.atomic(using=PRIMARY):
-        memory = Memory.objects.select_for_update().filter(tenant=tenant, pk=memory_id).first()
-        if memory is None:
-            raise MemoryNotFound("Memory not found.")
-        return _forget_fact(tenant=tenant, subject_id=memory.subject_id, root=memory)
+    """Operator oversight: forget any subject's memory in ``tenant``, as that subject would
+    (the owner is read first so the subject's scope lock can be taken before the row's)."""
+    owner = Memory.objects.filter(tenant=tenant, pk=memory_id).values_list("subject_id", flat=True)
+    subject_id = owner.first()
+    if subject_id is None:
+        raise MemoryNotFound("Memory not found.")
+    return memory_forget(tenant=tenant, subject_id=subject_id, memory_id=memory_id)

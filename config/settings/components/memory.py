@@ -7,6 +7,12 @@ MEMORY_TEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_TEXT_MAX_CHARS", default=8_000)
 # Longest optional retrieval context a memory may carry (MemoryDraft.context).
 MEMORY_CONTEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_CONTEXT_MAX_CHARS", default=4_000)
 MEMORY_BATCH_MAX_ITEMS = 500
+# Service-derived retrieval context (apps/memory/services/derived_context.py): the memories
+# on each side of a memory in its session, each cut to a length, the whole bounded.
+MEMORY_DERIVED_CONTEXT_ENABLED = env.bool("ENGRAM_MEMORY_DERIVED_CONTEXT", default=True)
+MEMORY_DERIVED_CONTEXT_NEIGHBOURS = env.int("ENGRAM_MEMORY_DERIVED_CONTEXT_NEIGHBOURS", default=2)
+MEMORY_DERIVED_CONTEXT_NEIGHBOUR_MAX_CHARS = 400
+MEMORY_DERIVED_CONTEXT_MAX_CHARS = 2_000
 MEMORY_WRITE_RATE_LIMIT = env.int("ENGRAM_MEMORY_WRITE_RATE_LIMIT", default=600)
 MEMORY_WRITE_RATE_WINDOW_SECONDS = env.int("ENGRAM_MEMORY_WRITE_RATE_WINDOW_SECONDS", default=60)
 MEMORY_LIST_MAX_LIMIT = 200

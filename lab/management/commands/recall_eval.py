@@ -76,6 +76,12 @@ class Command(EngramCommand):
             help="neighbours loader: turns on each side given as each memory's context.",
         )
         parser.add_argument(
+            "--embedding-cache",
+            type=Path,
+            default=None,
+            help="JSON file of vectors by content hash: reused, and extended with new ones.",
+        )
+        parser.add_argument(
             "--http-queries",
             type=int,
             default=None,
@@ -107,6 +113,9 @@ class Command(EngramCommand):
                 conversations=conversations,
                 context_turns=options["context_turns"],
                 loader=loader,
+                cache=harness.EmbeddingCache(options["embedding_cache"])
+                if options["embedding_cache"]
+                else None,
                 progress=self._progress("ingested"),
             )
             outcome = harness.ask(

@@ -1,7 +1,9 @@
 """The keyword ranking (Okapi BM25 in SQL) and its fusion with the vector ranking.
 
 * ``keyword`` — Okapi BM25 over the stored tsvector (``search_vector``: text weight A, the
-  memory's retrieval ``context`` weight B), computed in SQL over the recall's compiled scope:
+  memory's retrieval ``context`` weight B, the context the service derived weight C; a row
+  has at most one of the two contexts, and both count as context), computed in SQL over the
+  recall's compiled scope:
   the question's lexemes OR'd, IDF from the subject's own rows, so a name that appears in
   every other memory weighs little and a rare word a lot;
 * ``hybrid`` — both legs, fused by weighted reciprocal rank (``MEMORY_RECALL_RRF_K``,
@@ -95,7 +97,7 @@ def _bm25_sql(
     sql = f"""
         WITH terms AS (
             SELECT lexeme, (quote_literal(lexeme) || ':A')::tsquery AS in_text,
-                   (quote_literal(lexeme) || ':B')::tsquery AS in_context
+                   (quote_literal(lexeme) || ':BC')::tsquery AS in_context
               FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector(%s::regconfig, %s))) AS parsed
         ), matched AS MATERIALIZED (
             -- `|| ''` keeps a detoasted copy: each document is tested once per lexeme below.
