@@ -108,6 +108,8 @@ class MemoryRecallMeta(EngramModel):
     strategy: str
     ann_iterative_scan: str | None = None
     mode: Literal["semantic", "keyword", "hybrid"]
+    #: Why the primary answered, not the heavy-read replica (replica_lag, replica_unavailable).
+    degraded_reason: str | None
     #: Rows in scope searched by their words only, their embedding still pending.
     pending_searched: int
 
