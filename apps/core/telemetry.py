@@ -22,7 +22,9 @@ MEASUREMENTS = Counter(
     "engram_event_measurement_total", "Summed event measurements", ["event", "measurement"]
 )
 RATIOS = Gauge("engram_event_ratio", "Latest ratio reported with events", ["event", "measurement"])
-RATIO_NAMES = frozenset({"precision", "recall", "f1"})
+# Values, not amounts: a gauge keeps the last one (a cosine similarity can be negative, which
+# a counter refuses).
+RATIO_NAMES = frozenset({"precision", "recall", "f1", "similarity"})
 DURATIONS = Histogram(
     "engram_event_duration_seconds", "Durations reported with events", ["event", "measurement"]
 )

@@ -324,7 +324,7 @@ def memory_forget(
 ) -> CallToolResult:
     """Permanently delete one of YOUR memories (and the older versions it superseded).
 
-    The fact is gone everywhere: the article graduated from it is archived, and promotion will
+    The fact is gone everywhere: the article graduated from it is deleted, and promotion will
     not re-create it from the session it came from. Writing the same text again with
     memory_remember is allowed (you chose to know it again). Use it to prune a fact that is
     wrong or no longer true. To correct a fact instead, prefer memory_remember with

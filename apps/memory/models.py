@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from pgvector.django import VectorField
 
+from apps.core.models import BaseModel
 from apps.tenancy.models import Tenant, TenantScopedModel
 
 SESSION_CONTENT_MAX_BYTES = 100 * 1024
@@ -324,3 +325,24 @@ class EmbeddingWake(TenantScopedModel):
         Tenant, on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     due_until = models.DateTimeField()
+
+
+class ErasureScope(models.TextChoices):
+    SUBJECT = "subject", "Subject"
+    TENANT = "tenant", "Tenant"
+
+
+class ErasureReceipt(BaseModel):
+    """Proof that a subject's or a tenant's data was erased: what, by whom, how many rows of
+    each kind, and whether the verification pass found none left. Never any content.
+
+    Deliberately not tenant-scoped (it outlives the data it is about, and a tenant erasure
+    must not delete it) and without a raw subject id: ``scope`` holds the tenant id and the
+    sha256 of the subject id, which an operator can recompute from the subject they erased.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    scope = models.JSONField()
+    requested_by = models.CharField(max_length=200)
+    counts = models.JSONField()
+    verified = models.BooleanField()

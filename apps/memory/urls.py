@@ -3,6 +3,7 @@ from django.urls import path
 from apps.memory.apis import (
     MemoryBatchApi,
     MemoryDetailApi,
+    MemoryEraseApi,
     MemoryGraduateApi,
     MemoryListApi,
     MemoryPromoteApi,
@@ -15,6 +16,7 @@ from apps.memory.apis import (
 urlpatterns = [
     path("memory", MemoryListApi.as_view(), name="memory-list"),
     path("memory/batch", MemoryBatchApi.as_view(), name="memory-batch"),
+    path("memory/erase", MemoryEraseApi.as_view(), name="memory-erase"),
     path("memory/graduate", MemoryGraduateApi.as_view(), name="memory-graduate"),
     path("memory/promote", MemoryPromoteApi.as_view(), name="memory-promote"),
     path("memory/recall", MemoryRecallApi.as_view(), name="memory-recall"),

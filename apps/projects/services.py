@@ -127,3 +127,13 @@ def project_archive(*, tenant: Tenant, project_id: uuid.UUID | str) -> Project:
             project.status = ProjectStatus.ARCHIVED
             project.save(update_fields=["status", "updated_at"])
     return project
+
+
+def project_erase_all(*, tenant: Tenant, dry_run: bool) -> int:
+    """Delete (or count) every project of ``tenant``: tenant erasure, after the memories and
+    articles that reference them are gone (helper, inside the erasure's transaction)."""
+    projects = Project.objects.filter(tenant=tenant)
+    count = projects.count()
+    if not dry_run:
+        projects.delete()
+    return count

@@ -11,7 +11,7 @@ from django.utils import timezone
 from apps.core.exceptions import ValidationFailed
 from apps.tenancy.encryption import encrypt_secret
 from apps.tenancy.exceptions import InvalidProviderConfig, TenantExists
-from apps.tenancy.models import ApiKey, ApiKeyRole, Tenant
+from apps.tenancy.models import ApiKey, ApiKeyRole, IdempotencyRecord, Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 from apps.tenancy.selectors import (
     KEY_PREFIX,
@@ -177,3 +177,16 @@ def tenant_configure_llm_provider(
     tenant.save(update_fields=["llm_provider", "llm_config", "llm_api_key_encrypted", "updated_at"])
     api_key_cache_clear()
     return tenant
+
+
+def idempotency_erase(*, tenant: Tenant, subject_id: str | None, dry_run: bool) -> int:
+    """Delete (or count) the stored first responses of one subject, or of the whole tenant
+    (``subject_id=None``): they can hold the content of a write. Helper for erasure, inside
+    its transaction."""
+    records = IdempotencyRecord.objects.filter(tenant=tenant)
+    if subject_id is not None:
+        records = records.filter(subject_id=subject_id)
+    count = records.count()
+    if not dry_run:
+        records.delete()
+    return count

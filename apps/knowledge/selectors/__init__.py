@@ -2,10 +2,12 @@
 
 from apps.knowledge.selectors.articles import (
     ArticlePage,
+    DerivedArticle,
     LinkView,
     article_get,
     article_links,
     article_list,
+    articles_derived_from_memory,
     visible_article_ids,
 )
 from apps.knowledge.selectors.confidence import AnswerConfidence, answer_confidence
@@ -26,6 +28,7 @@ __all__ = [
     "MODE_REORDER",
     "AnswerConfidence",
     "ArticlePage",
+    "DerivedArticle",
     "KnowledgeContext",
     "LinkView",
     "RetrievalMetrics",
@@ -35,6 +38,7 @@ __all__ = [
     "article_get",
     "article_links",
     "article_list",
+    "articles_derived_from_memory",
     "knowledge_context",
     "knowledge_retrieval_metrics",
     "knowledge_search",

@@ -179,3 +179,37 @@ def article_links(
                 )
             )
     return views
+
+
+@dataclass(frozen=True)
+class DerivedArticle:
+    """An article derived from a memory, as the memory's provenance shows it."""
+
+    id: uuid.UUID
+    title: str
+    status: str
+    visibility: str
+    relation: str  # "graduated" (its source is the memory) | "deduplicated_into"
+
+
+def articles_derived_from_memory(
+    *, tenant: Tenant, memory_id: uuid.UUID, graduated_article_id: uuid.UUID | None
+) -> list[DerivedArticle]:
+    """Articles whose source is ``memory_id``, and the article its graduation was
+    deduplicated into (``graduated_article_id``, when that one has another source)."""
+    rows = (
+        Article.objects.filter(tenant=tenant)
+        .filter(Q(source_memory_id=memory_id) | Q(pk=graduated_article_id))
+        .order_by("created_at", "id")
+        .values_list("pk", "title", "status", "visibility", "source_memory_id")
+    )
+    return [
+        DerivedArticle(
+            id=pk,
+            title=title,
+            status=status,
+            visibility=visibility,
+            relation="graduated" if source == memory_id else "deduplicated_into",
+        )
+        for pk, title, status, visibility, source in rows
+    ]

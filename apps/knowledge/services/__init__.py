@@ -10,13 +10,14 @@ from apps.knowledge.services.articles import (
     article_create,
     article_publish,
     article_update,
-    articles_archive_for_memories,
+    articles_delete_for_memories,
 )
 from apps.knowledge.services.embedding import (
     ArticleEmbeddingRun,
     article_backfill_embeddings,
     article_embed_pending,
 )
+from apps.knowledge.services.erasure import knowledge_erase_subject, knowledge_erase_tenant
 from apps.knowledge.services.gate import propose_article
 from apps.knowledge.services.links import article_link_create
 from apps.knowledge.services.opening import OpenedArticle, article_open
@@ -36,7 +37,9 @@ __all__ = [
     "article_open",
     "article_publish",
     "article_update",
-    "articles_archive_for_memories",
+    "articles_delete_for_memories",
+    "knowledge_erase_subject",
+    "knowledge_erase_tenant",
     "propose_article",
     "record_opened",
     "record_referenced",

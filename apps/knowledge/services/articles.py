@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Final
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, Value
+from django.db.models import Q, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -465,26 +465,26 @@ def article_archive(*, tenant: Tenant, viewer: Viewer, article_id: uuid.UUID) ->
     return article
 
 
-def articles_archive_for_memories(
+def articles_delete_for_memories(
     *, tenant: Tenant, memory_ids: Sequence[uuid.UUID]
 ) -> list[uuid.UUID]:
-    """Archive every live article whose source is one of ``memory_ids`` (a forgotten memory).
+    """Delete every article whose source is one of ``memory_ids`` (a forgotten memory), with
+    its links and access events.
 
-    A helper for the memory app's forget, inside its transaction: the article's only source
-    is gone, so it leaves every read. Articles a graduation merely deduplicated into (their
-    source is another memory or a person) are not touched. Returns the archived ids.
+    A helper for the memory app's forget, inside its transaction. Deleted, not archived: an
+    archived article still holds the text (curators read archived articles, export carries
+    them) and its only source is gone. Articles a graduation merely deduplicated into (their
+    source is another memory or a person) are not touched. Returns the deleted ids.
     """
     if not memory_ids:
         return []
     doomed = list(
         Article.objects.select_for_update()
         .filter(tenant=tenant, source_memory_id__in=list(memory_ids))
-        .exclude(status=ArticleStatus.ARCHIVED)
         .values_list("pk", flat=True)
     )
     if doomed:
-        Article.objects.filter(tenant=tenant, pk__in=doomed).update(
-            status=ArticleStatus.ARCHIVED, version=F("version") + 1, updated_at=timezone.now()
-        )
-        emit("knowledge_article.archived", {"count": len(doomed)}, {"tenant_id": str(tenant.pk)})
+        # Links and access events go with the article (on_delete=CASCADE).
+        Article.objects.filter(tenant=tenant, pk__in=doomed).delete()
+        emit("knowledge_article.deleted", {"count": len(doomed)}, {"tenant_id": str(tenant.pk)})
     return doomed

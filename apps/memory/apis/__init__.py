@@ -1,5 +1,6 @@
 """HTTP API for agent memory under /api/v1/memory (thin: validate → one service → render)."""
 
+from apps.memory.apis.erasure import MemoryEraseApi
 from apps.memory.apis.graduation import MemoryGraduateApi
 from apps.memory.apis.memories import MemoryBatchApi, MemoryDetailApi, MemoryListApi
 from apps.memory.apis.promotion import MemoryPromoteApi
@@ -9,6 +10,7 @@ from apps.memory.apis.sessions import SessionHistoryApi, SessionLastTurnApi, Ses
 __all__ = [
     "MemoryBatchApi",
     "MemoryDetailApi",
+    "MemoryEraseApi",
     "MemoryGraduateApi",
     "MemoryListApi",
     "MemoryPromoteApi",

@@ -23,7 +23,7 @@ from django.utils import timezone
 from apps.core.db.routers import PRIMARY
 from apps.core.telemetry import emit
 from apps.knowledge.exceptions import GateUnavailable, TitleTaken
-from apps.knowledge.services import articles_archive_for_memories, propose_article
+from apps.knowledge.services import articles_delete_for_memories, propose_article
 from apps.knowledge.viewer import Viewer
 from apps.memory.exceptions import (
     AlreadyGraduated,
@@ -164,7 +164,7 @@ def memory_graduate(
         if not stamped and not Memory.objects.filter(pk=memory.pk).exists():
             # Forgotten while the gate ran (the gate commits on its own): the article it just
             # wrote must not outlive its only source.
-            articles_archive_for_memories(tenant=tenant, memory_ids=[memory.pk])
+            articles_delete_for_memories(tenant=tenant, memory_ids=[memory.pk])
             raise MemoryNotFound("Memory not found.")
         memory.refresh_from_db()
     emit(

@@ -15,7 +15,7 @@ from django.utils import timezone
 from apps.core.db.routers import PRIMARY
 from apps.core.exceptions import ValidationFailed
 from apps.knowledge.history import history_forget_subject
-from apps.knowledge.services import articles_archive_for_memories
+from apps.knowledge.services import articles_delete_for_memories
 from apps.memory.exceptions import (
     AlreadySuperseded,
     InvalidProjectId,
@@ -224,13 +224,13 @@ def memory_supersede(
 @dataclass(frozen=True)
 class ForgetResult:
     memories_deleted: int
-    articles_archived: list[uuid.UUID]
+    articles_deleted: list[uuid.UUID]
     tombstones: int
 
 
 def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResult:
     """Delete ``root`` and every older version it superseded (forget means the whole fact),
-    archive the articles graduated from them, tombstone their fingerprints and drop the
+    delete the articles graduated from them, tombstone their fingerprints and drop the
     subject's shown-history. History is followed inside (tenant, subject) only, so a
     ``superseded_by`` link that crossed subjects can never delete another subject's row.
     The live neighbours that quoted the forgotten memory are re-derived, so its words leave
@@ -247,7 +247,7 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
         )
         doomed.extend(frontier)
     hashes = list(scoped.filter(pk__in=doomed).values_list("embedding_content_hash", flat=True))
-    archived = articles_archive_for_memories(tenant=tenant, memory_ids=doomed)
+    archived = articles_delete_for_memories(tenant=tenant, memory_ids=doomed)
     around: dict[ThreadRef, list[int]] = {}
     if root.context_thread and root.thread_seq is not None and root.superseded_by_id is None:
         around[(root.project_id, root.context_thread)] = [root.thread_seq]
@@ -259,7 +259,7 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
         using=PRIMARY,
         robust=True,
     )
-    return ForgetResult(memories_deleted=deleted, articles_archived=archived, tombstones=tombstones)
+    return ForgetResult(memories_deleted=deleted, articles_deleted=archived, tombstones=tombstones)
 
 
 def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> ForgetResult:

@@ -58,7 +58,7 @@ def test_memory_forget_any_subject_even_during_a_halt(tenant):
 
     body = json.loads(_run("memory_forget", "--tenant", tenant.slug, str(memory.pk), "--json"))
 
-    assert body == {"memory_id": str(memory.pk), "deleted_rows": 1, "articles_archived": []}
+    assert body == {"memory_id": str(memory.pk), "deleted_rows": 1, "articles_deleted": []}
     assert not Memory.objects.filter(pk=memory.pk).exists()
 
 

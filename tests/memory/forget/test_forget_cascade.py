@@ -37,14 +37,13 @@ def _persist(tenant, subject, text):
     )
 
 
-def test_forget_archives_the_article_graduated_from_the_memory(tenant):
+def test_forget_deletes_the_article_graduated_from_the_memory(tenant):
     memory, article = _graduated(tenant)
 
     result = memory_forget(tenant=tenant, subject_id="agent-a", memory_id=memory.pk)
 
-    article.refresh_from_db()
-    assert article.status == "archived"
-    assert result.articles_archived == [article.pk]
+    assert not Article.objects.filter(pk=article.pk).exists()
+    assert result.articles_deleted == [article.pk]
     hits = knowledge_search(tenant=tenant, viewer=Viewer.for_subject("agent-a"), query="webhooks")
     assert hits.results == []
 
@@ -58,7 +57,7 @@ def test_forget_leaves_an_article_the_graduation_only_deduplicated_into(tenant):
     result = memory_forget(tenant=tenant, subject_id="agent-a", memory_id=memory.pk)
 
     shared.refresh_from_db()
-    assert (shared.status, result.articles_archived) == ("published", [])
+    assert (shared.status, result.articles_deleted) == ("published", [])
 
 
 def test_forget_tombstones_the_fingerprint_and_no_text(tenant):

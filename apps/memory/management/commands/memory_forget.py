@@ -34,8 +34,8 @@ class Command(EngramCommand):
             {
                 "memory_id": str(memory_id),
                 "deleted_rows": deleted,
-                "articles_archived": [str(pk) for pk in result.articles_archived],
+                "articles_deleted": [str(pk) for pk in result.articles_deleted],
             },
             f"Forgot {memory_id} ({deleted} row(s) including superseded versions, "
-            f"{len(result.articles_archived)} graduated article(s) archived)",
+            f"{len(result.articles_deleted)} graduated article(s) deleted)",
         )
