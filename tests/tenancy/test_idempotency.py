@@ -275,6 +275,7 @@ def test_every_write_method_honours_the_key_and_documents_it():
 
     # Every write route is wrapped except the three POSTs that only read.
     assert ("api/v1/memory", "post") in wrapped
+    assert ("api/v1/memory/erase", "post") in wrapped
     assert unwrapped == {
         ("api/v1/memory/recall", "post"),
         ("api/v1/recall", "post"),

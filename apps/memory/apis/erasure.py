@@ -13,7 +13,7 @@ from apps.memory.apis.common import WRITE_ERRORS
 from apps.memory.exceptions import EraseSubjectForbidden, EraseSubjectRequired
 from apps.memory.models import SUBJECT_ID_MAX_LENGTH
 from apps.memory.services.erasure import erase_subject
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import TenantApi, idempotent
 
 
 class MemoryEraseInputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -53,6 +53,9 @@ class MemoryEraseApi(TenantApi):
         responses={200: MemoryEraseOutputSerializer, **WRITE_ERRORS},
         tags=["memory"],
     )
+    # NOTE: the erasure also deletes this request's own claim (an idempotency record of the
+    # subject), so a replay of the key runs again; erasing twice is harmless.
+    @idempotent
     def post(self, request: Request) -> Response:
         """Erase everything of one subject and return the receipt (counts, never content).
 
