@@ -28,6 +28,7 @@ from apps.core.telemetry import emit
 from apps.knowledge.history import history_forget_subject, history_forget_tenant
 from apps.knowledge.services import knowledge_erase_subject, knowledge_erase_tenant
 from apps.memory.models import (
+    EmbeddingWake,
     ErasureReceipt,
     ErasureScope,
     GraduationDeferral,
@@ -101,8 +102,12 @@ def _sweep(
     if subject_id is None:
         reembeds = ReembedRun.objects.filter(tenant=tenant)
         counts["reembed_runs"] = reembeds.count()
+        # The drain marker holds no content, only that a drain is due; it goes with the tenant.
+        wakes = EmbeddingWake.objects.filter(tenant=tenant)
+        counts["embedding_wakes"] = wakes.count()
         if not dry_run:
             reembeds.delete()
+            wakes.delete()
         counts["projects"] = project_erase_all(tenant=tenant, dry_run=dry_run)
     return dict(sorted(counts.items()))
 

@@ -52,7 +52,12 @@ SUBJECT_BY_OTHER_KEY = {
     "memory_graduationdeferral": "memory_id IN (SELECT id FROM memory_memory WHERE "
     "tenant_id = %(tenant)s AND subject_id = %(subject)s)",
 }
-TENANT_ONLY = {"knowledge_articlelink", "memory_reembedrun", "projects_project"}
+TENANT_ONLY = {
+    "knowledge_articlelink",
+    "memory_embeddingwake",
+    "memory_reembedrun",
+    "projects_project",
+}
 
 
 def _tables():

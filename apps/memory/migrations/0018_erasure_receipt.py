@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0015_memory_tombstone'),
+        ('memory', '0017_memory_derived_context'),
     ]
 
     operations = [
