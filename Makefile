@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export ENGRAM_DATA_DIR ?= $(CURDIR)/.data
 
-.PHONY: run test test-scale fuzz fault-suite lint format migrate venv clean-data stop-db bench
+.PHONY: run test test-scale test-replica fuzz fault-suite lint format migrate venv clean-data stop-db bench
 
 CLIENT := clients/python
 
@@ -32,6 +32,10 @@ test: $(STAMP)
 
 test-scale: $(STAMP)
 	$(BIN)/pytest -q -m scale
+
+# Reads on a real standby under paused replay; intermittent (tests/core/replica/test_replica_reads.py).
+test-replica: $(STAMP)
+	$(BIN)/pytest -q -m replica_lag
 
 # schemathesis over the whole schema against a live server (agent key, then user key).
 fuzz: $(STAMP)
