@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export ENGRAM_DATA_DIR ?= $(CURDIR)/.data
 
-.PHONY: run test test-scale test-replica fuzz fault-suite lint format migrate venv clean-data stop-db bench
+.PHONY: run test test-scale stack test-stack compose-check fuzz fault-suite lint format migrate venv clean-data stop-db bench
 
 CLIENT := clients/python
 
@@ -33,9 +33,17 @@ test: $(STAMP)
 test-scale: $(STAMP)
 	$(BIN)/pytest -q -m scale
 
-# Reads on a real standby under paused replay; intermittent (tests/core/replica/test_replica_reads.py).
-test-replica: $(STAMP)
-	$(BIN)/pytest -q -m replica_lag
+# The production topology (apps/core/local_stack.py) in the foreground; Ctrl-C stops it.
+stack: $(STAMP)
+	$(BIN)/python -m apps.core.local_stack --port $(PORT)
+
+# Brings the stack up on free ports, runs tests/stack over HTTP against it, tears it down.
+test-stack: $(STAMP)
+	$(BIN)/pytest -q -p no:randomly -m stack tests/stack
+
+# docker/compose.yaml mirrors `make stack`; its syntax and references are checked, not run.
+compose-check:
+	DJANGO_SECRET_KEY=check ENGRAM_ENCRYPTION_KEY=check docker-compose -f docker/compose.yaml config -q
 
 # schemathesis over the whole schema against a live server (agent key, then user key).
 fuzz: $(STAMP)

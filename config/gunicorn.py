@@ -36,6 +36,9 @@ graceful_timeout = 5
 # (ENGRAM_REQUEST_URL_MAX_BYTES, 4 KiB by default) rather than gunicorn's own HTML page.
 limit_request_line = 8190
 accesslog = os.environ.get("ENGRAM_WEB_ACCESS_LOG", "-")
+# Gunicorn's default line plus the serving process (``pid<1234>``), so a request can be traced to
+# the worker that handled it.
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" pid%(p)s'
 # The worker processes read this before Django's settings load.
 os.environ.setdefault("ENGRAM_LOCAL_EMBEDDING_THREADS", str(max(1, _cores() // max(1, workers))))
 

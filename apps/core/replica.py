@@ -11,13 +11,15 @@ session history, idempotency records, quota counts) never use ``heavy_read`` at 
 
 Lag is measured as the primary's flushed WAL position against the standby's replayed one: none
 behind means 0 s; otherwise the age of the last transaction the standby replayed, an upper
-bound on how stale it is. A measurement is reused for ``HEAVY_READ_REPLICA_CHECK_SECONDS`` in
+bound on how stale it is (unknown, and so past any bound, when it has replayed no transaction
+since it started). A measurement is reused for ``HEAVY_READ_REPLICA_CHECK_SECONDS`` in
 each process, so a replica can serve at most that much longer past the bound.
 """
 
 from __future__ import annotations
 
 import contextvars
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -99,12 +101,29 @@ def _measure() -> ReplicaStatus:
     assert row is not None  # noqa: S101 - a SELECT without FROM returns one row
     in_recovery, behind, age = bool(row[0]), int(row[1] or 0), row[2]
     lag_bytes = max(0, behind) if in_recovery else 0
-    lag_seconds = float(age or 0.0) if lag_bytes > 0 else 0.0
+    lag_seconds = replay_lag_seconds(lag_bytes=lag_bytes, last_replay_age=age)
     UP.set(1)
     LAG_BYTES.set(lag_bytes)
-    LAG_SECONDS.set(lag_seconds)
-    reason = REPLICA_LAG if lag_seconds > settings.HEAVY_READ_MAX_LAG_SECONDS else None
-    return ReplicaStatus(True, True, round(lag_seconds, 3), lag_bytes, reason)
+    LAG_SECONDS.set(math.inf if lag_seconds is None else lag_seconds)
+    fit = lag_seconds is not None and lag_seconds <= settings.HEAVY_READ_MAX_LAG_SECONDS
+    return ReplicaStatus(
+        True,
+        True,
+        None if lag_seconds is None else round(lag_seconds, 3),
+        lag_bytes,
+        None if fit else REPLICA_LAG,
+    )
+
+
+def replay_lag_seconds(*, lag_bytes: int, last_replay_age: float | None) -> float | None:
+    """How stale the replica may be: 0 when it has replayed all the primary flushed, else the
+    age of the last transaction it replayed. None (unknown, so never fit) when it is behind but
+    has replayed no transaction since it started: nothing bounds its staleness then."""
+    if lag_bytes <= 0:
+        return 0.0
+    if last_replay_age is None:
+        return None
+    return max(0.0, float(last_replay_age))
 
 
 def replica_status(*, fresh: bool = False) -> ReplicaStatus:

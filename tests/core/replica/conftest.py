@@ -54,23 +54,36 @@ class Standby:
             return row[0] if row else None
 
     def pause(self) -> None:
+        """Pause replay and wait until it has taken effect: ``pg_wal_replay_pause()`` only
+        requests it, and the startup process pauses before the next record it would apply (a
+        flush gives it one)."""
         self.sql("SELECT pg_wal_replay_pause()")
+        for _ in range(200):
+            if self.sql("SELECT pg_get_wal_replay_pause_state()") == "paused":
+                return
+            self.flush_primary()
+            time.sleep(0.05)
+        raise AssertionError("replay did not pause")
 
     def resume(self) -> None:
         self.sql("SELECT pg_wal_replay_resume()")
 
     def flush_primary(self) -> None:
         """Flush the primary's WAL: with ``synchronous_commit=off`` a commit that has returned
-        may not be flushed yet, and the replica lag is measured against flushed WAL."""
+        may not be flushed yet, and the replica lag is measured against flushed WAL. A commit
+        flushes synchronously only when its transaction wrote WAL of its own (an xid alone
+        does not), hence the logical message."""
         with transaction.atomic(using=PRIMARY), connections[PRIMARY].cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit = on")
-            cursor.execute("SELECT pg_current_xact_id()")
+            cursor.execute("SELECT pg_logical_emit_message(true, 'engram-tests', 'flush')")
 
     def caught_up(self) -> None:
-        """Wait until the standby has replayed everything the primary has written (with
-        ``synchronous_commit=off`` a commit may not be flushed yet when its request returns)."""
+        """Wait until the standby has replayed every commit the primary has acknowledged. With
+        ``synchronous_commit=off`` an acknowledged commit may still sit in the primary's WAL
+        buffers, unsent, so flush first and wait for the flushed position."""
+        self.flush_primary()
         with connections[PRIMARY].cursor() as cursor:
-            cursor.execute("SELECT pg_current_wal_lsn()::text")
+            cursor.execute("SELECT pg_current_wal_flush_lsn()::text")
             target = cursor.fetchone()[0]
         for _ in range(600):
             if self.sql(f"SELECT pg_last_wal_replay_lsn() >= '{target}'::pg_lsn"):

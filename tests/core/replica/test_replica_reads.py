@@ -3,10 +3,6 @@
 Recall and search read the replica (a memory written while replay is paused is not found); past
 the lag bound or with the replica down they read the primary and say so in
 ``meta.degraded_reason``; reads of the caller's own writes always see them.
-
-Known defect: these fail intermittently (a write not seen on the standby after it caught up;
-lag past a zero bound not detected), so they run in ``make test-replica``, not ``make test``,
-until the lag measurement and the standby fixture are fixed.
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ SEARCH = "/api/v1/knowledge/search"
 
 pytestmark = [
     pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"]),
-    pytest.mark.replica_lag,
 ]
 
 
