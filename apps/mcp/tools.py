@@ -1,3 +1,4 @@
+# length: one client call per tool; most lines are the descriptions agents choose by.
 """The agent tools: one client call each, described so an agent knows which layer to use.
 
 Every tool talks to Engram's HTTP API through the Python client, :class:`engram_client.Engram`

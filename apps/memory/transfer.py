@@ -1,3 +1,4 @@
+# length: the export format, each record type with its encoder and decoder, read as one spec.
 """The ``memory_export`` / ``memory_import`` file: JSON Lines, one record per line.
 
 Pure encoding and decoding; reading a tenant out is ``selectors.transfer``, writing it in is

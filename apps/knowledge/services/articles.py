@@ -1,3 +1,4 @@
+# length: every curation write shares the insert and checks below, under one lock.
 """Curating articles: create directly, edit with optimistic concurrency, publish, archive, link.
 
 Agents do not create through here: their writes go through the novelty gate

@@ -1,3 +1,4 @@
+# length: the pipeline's stages in the order they run; split, that order would be scattered.
 """The promotion pipeline (spec "Promotion lifecycle"): trigger → watermark → budget →
 compile → confidence gate → hash dedupe / supersede → long-term memory → watermark.
 
