@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from apps.core.db.routers import PRIMARY
+from apps.core.db.on_commit import enqueue_on_commit
 from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.knowledge.models import Article, ArticleStatus
@@ -45,18 +44,8 @@ def enqueue_article_embedding(article_ids: Sequence[object]) -> None:
     ids = [str(article_id) for article_id in article_ids]
     batch = settings.EMBEDDING_BATCH_SIZE
     for start in range(0, len(ids), batch):
-        chunk = ids[start : start + batch]
-        # robust: the write has committed; with the broker down the backfill embeds it later.
-        transaction.on_commit(_enqueuer(chunk), using=PRIMARY, robust=True)
-
-
-def _enqueuer(chunk: list[str]) -> Callable[[], None]:
-    # A named function, not functools.partial: Django logs a robust callback's failure by
-    # its __qualname__, which a partial lacks.
-    def enqueue() -> None:
-        embed_articles_task.delay(chunk)
-
-    return enqueue
+        # With the broker down, the backfill embeds them later.
+        enqueue_on_commit(embed_articles_task, ids[start : start + batch])
 
 
 def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]]) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
+from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
 from apps.core.telemetry import emit
 from apps.knowledge.history import history_forget_subject, history_forget_tenant
@@ -147,15 +148,9 @@ def _erase(*, tenant: Tenant, subject_id: str | None, requested_by: str, dry_run
             scope=scope, requested_by=requested_by, counts=counts, verified=verified
         )
         if subject_id is None:
-            transaction.on_commit(
-                lambda: history_forget_tenant(tenant_id=tenant.pk), using=PRIMARY, robust=True
-            )
+            after_commit(lambda: history_forget_tenant(tenant_id=tenant.pk))
         else:
-            transaction.on_commit(
-                lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id),
-                using=PRIMARY,
-                robust=True,
-            )
+            after_commit(lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id))
     emit(
         "memory_erasure.erased",
         {"rows": sum(counts.values())},

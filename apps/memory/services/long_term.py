@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
 from apps.core.exceptions import ValidationFailed
 from apps.knowledge.history import history_forget_subject
@@ -129,7 +130,7 @@ def _enqueue_embedding(memories: Sequence[Memory]) -> None:
     backfill embeds the rows once the broker is back."""
     tenant_ids = {memory.tenant_id for memory in memories}
     for tenant_id in tenant_ids:
-        transaction.on_commit(_embedding_waker(tenant_id), using=PRIMARY, robust=True)
+        after_commit(_embedding_waker(tenant_id))
 
 
 def _embedding_waker(tenant_id: uuid.UUID) -> Callable[[], None]:
@@ -254,11 +255,7 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
     deleted, _ = scoped.filter(pk__in=doomed).delete()
     refresh_threads(tenant=tenant, subject_id=subject_id, around=around)
     tombstones = tombstone_record(tenant=tenant, subject_id=subject_id, content_hashes=hashes)
-    transaction.on_commit(
-        lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id),
-        using=PRIMARY,
-        robust=True,
-    )
+    after_commit(lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id))
     return ForgetResult(memories_deleted=deleted, articles_deleted=archived, tombstones=tombstones)
 
 

@@ -23,6 +23,7 @@ from django.db import IntegrityError, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
 from apps.core.exceptions import ValidationFailed
 from apps.core.telemetry import emit
@@ -227,7 +228,7 @@ def promotion_request(
             # partial unique index on in-flight jobs is the structural backstop).
             return PromotionRequest(session_id=session_id, enqueued=False, reason="already_queued")
         # robust: the job row is committed; with the broker down the reaper re-sends it.
-        transaction.on_commit(enqueue_job(job.pk), using=PRIMARY, robust=True)
+        after_commit(enqueue_job(job.pk))
     return PromotionRequest(session_id=session_id, enqueued=True, reason="enqueued", job_id=job.pk)
 
 

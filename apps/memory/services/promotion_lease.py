@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
 from apps.core.telemetry import emit
 from apps.memory.models import PROMOTION_IN_FLIGHT_STATUSES, PromotionJob, PromotionJobStatus
@@ -151,7 +152,7 @@ def job_reap(*, job: PromotionJob, now: datetime) -> str | None:
         PromotionJob.objects.filter(pk=locked.pk).update(
             status=PromotionJobStatus.QUEUED, claimed_at=None, enqueued_at=now
         )
-        transaction.on_commit(enqueue_job(locked.pk), using=PRIMARY)
+        after_commit(enqueue_job(locked.pk))
     emit("memory_promotion.requeued", {"count": 1}, {"attempts": locked.attempts})
     return "requeued"
 
