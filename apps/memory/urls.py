@@ -11,6 +11,7 @@ from apps.memory.apis import (
     SessionHistoryApi,
     SessionLastTurnApi,
     SessionTurnDetailApi,
+    SessionTurnListApi,
 )
 
 urlpatterns = [
@@ -24,6 +25,11 @@ urlpatterns = [
         "memory/sessions/<str:session_id>",
         SessionHistoryApi.as_view(),
         name="memory-session-history",
+    ),
+    path(
+        "memory/sessions/<str:session_id>/turns",
+        SessionTurnListApi.as_view(),
+        name="memory-session-turn-list",
     ),
     path(
         "memory/sessions/<str:session_id>/turns/last",

@@ -5,7 +5,12 @@ from apps.memory.apis.graduation import MemoryGraduateApi
 from apps.memory.apis.memories import MemoryBatchApi, MemoryDetailApi, MemoryListApi
 from apps.memory.apis.promotion import MemoryPromoteApi
 from apps.memory.apis.recall import MemoryRecallApi
-from apps.memory.apis.sessions import SessionHistoryApi, SessionLastTurnApi, SessionTurnDetailApi
+from apps.memory.apis.sessions import (
+    SessionHistoryApi,
+    SessionLastTurnApi,
+    SessionTurnDetailApi,
+    SessionTurnListApi,
+)
 
 __all__ = [
     "MemoryBatchApi",
@@ -18,4 +23,5 @@ __all__ = [
     "SessionHistoryApi",
     "SessionLastTurnApi",
     "SessionTurnDetailApi",
+    "SessionTurnListApi",
 ]

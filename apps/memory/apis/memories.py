@@ -50,7 +50,12 @@ class MemoryWriteOutputSerializer(serializers.Serializer[dict[str, Any]]):
 class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     """One write. ``tier`` picks the fields that apply; scope fields in a body are ignored."""
 
-    tier = serializers.ChoiceField(choices=["long_term", "session"], default="long_term")
+    tier = serializers.ChoiceField(
+        choices=["long_term", "session"],
+        default="long_term",
+        help_text="`session` on a single write (POST /api/v1/memory) is deprecated: append a "
+        "turn with POST /api/v1/memory/sessions/{session_id}/turns. Batches keep it.",
+    )
     # long_term
     text = serializers.CharField(required=False, trim_whitespace=False)
     context = serializers.CharField(  # type: ignore[assignment] # see MemoryOutputSerializer
@@ -74,7 +79,12 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
         "dates). Default: the time of the write.",
     )
     # session
-    session_id = serializers.CharField(required=False, max_length=SESSION_ID_MAX_LENGTH)
+    session_id = serializers.CharField(
+        required=False,
+        max_length=SESSION_ID_MAX_LENGTH,
+        help_text="tier=session. Deprecated on a single write: the session is the URL of "
+        "POST /api/v1/memory/sessions/{session_id}/turns.",
+    )
     content = serializers.CharField(required=False, trim_whitespace=False)
     role = serializers.ChoiceField(choices=SessionRole.values, required=False)
     expires_at = serializers.DateTimeField(required=False)
@@ -94,18 +104,34 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
                     code="text_too_long",
                 )
         else:
-            missing = [name for name in ("session_id", "content") if not attrs.get(name)]
-            if missing:
-                raise serializers.ValidationError(
-                    {name: ["This field is required for tier=session."] for name in missing},
-                    code="required",
-                )
-            if "expires_at" not in attrs and "ttl_seconds" not in attrs:
-                raise serializers.ValidationError(
-                    {"expires_at": ["expires_at or ttl_seconds is required."]},
-                    code="expires_at_required",
-                )
+            session_turn_validate(
+                attrs,
+                required=("session_id", "content"),
+                message="This field is required for tier=session.",
+            )
         return attrs
+
+
+#: The fields a session turn takes, declared once on :class:`MemoryWriteInputSerializer`;
+#: ``POST /memory/sessions/{session_id}/turns`` validates its body with these same fields.
+SESSION_TURN_FIELDS = ("content", "role", "metadata", "occurred_at", "expires_at", "ttl_seconds")
+
+
+def session_turn_validate(
+    attrs: dict[str, Any], *, required: tuple[str, ...], message: str = "This field is required."
+) -> None:
+    """The session tier's cross-field rules, for both ways of appending a turn."""
+    missing = [name for name in required if not attrs.get(name)]
+    if missing:
+        raise serializers.ValidationError(
+            {name: [message] for name in missing},
+            code="required",
+        )
+    if "expires_at" not in attrs and "ttl_seconds" not in attrs:
+        raise serializers.ValidationError(
+            {"expires_at": ["expires_at or ttl_seconds is required."]},
+            code="expires_at_required",
+        )
 
 
 class MemoryBatchInputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -166,6 +192,12 @@ def _session_draft(item: dict[str, Any]) -> SessionTurnDraft:
     )
 
 
+def session_turn_write(scope: RequestScope, turn: dict[str, Any]) -> dict[str, Any]:
+    """Append one validated turn and render it as a tier=session write answers: the one
+    path both ``POST /memory`` (tier=session) and ``POST /memory/sessions/{id}/turns`` take."""
+    return _write_items(scope, [{**turn, "tier": "session"}])[0]
+
+
 def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Write a mixed batch: every item validated first, both tiers in one transaction."""
     long_term = [_long_term_draft(i) for i in items if i["tier"] == "long_term"]
@@ -199,9 +231,11 @@ class MemoryListApi(TenantApi):
 
         Long-term: `text` (≤ MEMORY_TEXT_MAX_CHARS), optional `tags`, `metadata`, `project_id`
         (validated against the tenant: 422 `invalid_project_id`) and `supersedes` (the id of
-        the caller's live memory this one replaces). Session: `session_id`, `content`
-        (≤ 100 KB), `role`, and `expires_at` or `ttl_seconds`. Over quota → 409
-        `quota_exceeded`; over the write rate → 429 `rate_limited` with `Retry-After`.
+        the caller's live memory this one replaces). Session (**deprecated** here: use
+        `POST /api/v1/memory/sessions/{session_id}/turns`, which takes the same turn fields
+        and answers the same body): `tier: "session"`, `session_id`, `content` (≤ 100 KB),
+        `role`, and `expires_at` or `ttl_seconds`. Over quota → 409 `quota_exceeded`; over
+        the write rate → 429 `rate_limited` with `Retry-After`.
         """
         payload = MemoryWriteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -215,6 +249,8 @@ class MemoryListApi(TenantApi):
                 draft=_long_term_draft(item),
             )
             data = {"tier": "long_term", **MemoryOutputSerializer(memory).data}
+        elif item["tier"] == "session":
+            data = session_turn_write(self.scope, item)
         else:
             data = _write_items(self.scope, [item])[0]
         return Response({"data": data, "meta": {}}, status=status.HTTP_201_CREATED)

@@ -1,18 +1,31 @@
 """The session tier by session: one session's turns (/api/v1/memory/sessions/{session_id}),
-read in order, cleared, or trimmed one turn at a time (…/turns/{seq}, …/turns/last)."""
+appended (…/turns), read in order, cleared, or trimmed one turn at a time (…/turns/{seq},
+…/turns/last)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from typing_extensions import override
 
 from apps.core.api.fields import OffsetField
 from apps.core.api.serializers import COMMON_ERRORS
-from apps.memory.apis.common import WRITE_ERRORS, ListMetaSerializer, SessionTurnOutputSerializer
+from apps.memory.apis.common import (
+    WRITE_ERRORS,
+    ListMetaSerializer,
+    SessionTurnOutputSerializer,
+    enforce_write_rate,
+)
+from apps.memory.apis.memories import (
+    SESSION_TURN_FIELDS,
+    MemoryWriteInputSerializer,
+    session_turn_validate,
+    session_turn_write,
+)
 from apps.memory.selectors import session_history
 from apps.memory.services import session_clear, session_turn_delete
 from apps.tenancy.api_base import TenantApi, idempotent
@@ -46,6 +59,64 @@ class SessionClearOutputSerializer(serializers.Serializer[dict[str, Any]]):
 class SessionTurnDeleteOutputSerializer(serializers.Serializer[dict[str, Any]]):
     data: Any = SessionTurnOutputSerializer(help_text="The turn as it was before deletion.")
     meta = serializers.DictField()
+
+
+class SessionTurnCreateInputSerializer(serializers.Serializer[dict[str, Any]]):
+    """One turn for the session the URL names: the turn fields of a tier=session write, with
+    the same rules and error codes. A session_id, tier or scope field in the body is ignored."""
+
+    @override
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # The fields are MemoryWriteInputSerializer's own (one declaration, one validation);
+        # content is required here because no tier decides it.
+        fields = MemoryWriteInputSerializer().get_fields()
+        turn_fields = {name: fields[name] for name in SESSION_TURN_FIELDS}
+        turn_fields["content"].required = True
+        return turn_fields
+
+    @override
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        session_turn_validate(attrs, required=())
+        return attrs
+
+
+class SessionTurnWrittenSerializer(SessionTurnOutputSerializer):
+    tier = serializers.ChoiceField(choices=["session"])
+
+
+class SessionTurnCreateOutputSerializer(serializers.Serializer[dict[str, Any]]):
+    data: Any = SessionTurnWrittenSerializer()
+    meta = serializers.DictField()
+
+
+class SessionTurnListApi(TenantApi):
+    rate_limited_methods = frozenset({"POST"})
+
+    @extend_schema(
+        operation_id="memory_session_turn_append",
+        parameters=[SESSION_ID_PARAMETER],
+        request=SessionTurnCreateInputSerializer,
+        responses={201: SessionTurnCreateOutputSerializer, **WRITE_ERRORS},
+        tags=["memory"],
+    )
+    @idempotent
+    def post(self, request: Request, session_id: str) -> Response:
+        """Append one turn to one of the caller's sessions; turns read back in append order.
+
+        `content` (≤ 100 KB: 422 `content_too_large`), `role` (default `user`), `metadata`,
+        `occurred_at`, and `expires_at` or `ttl_seconds` (422 `expires_at_required` without
+        either; an `expires_at` in the past or beyond `ENGRAM_SESSION_MAX_TTL_SECONDS` is
+        `invalid_expires_at`). The session is the URL's (a blank one or one over 200
+        characters is 422 `invalid_session_id`); a `session_id` in the body is ignored, like
+        every scope field. Replaces the deprecated `POST /api/v1/memory` with `tier:
+        "session"`, with the same 201 body, quota (409 `quota_exceeded`) and write rate (429
+        `rate_limited` with `Retry-After`).
+        """
+        payload = SessionTurnCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        enforce_write_rate(self, items=1)
+        data = session_turn_write(self.scope, {**payload.validated_data, "session_id": session_id})
+        return Response({"data": data, "meta": {}}, status=status.HTTP_201_CREATED)
 
 
 class SessionHistoryApi(TenantApi):
