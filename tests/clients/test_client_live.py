@@ -139,6 +139,38 @@ def test_session_append_history_and_turns_keep_their_order(engram):
     assert [turn.seq for turn in turns] == sorted(turn.seq for turn in turns)
 
 
+def test_session_append_posts_to_the_sessions_turns_route(make_engram, tenant):
+    recorder = Recorder()
+    engram = make_engram(tenant, recorder=recorder)
+
+    turn = engram.session_append("s 1", "hello", role="fact", metadata={"k": 1})
+
+    (response,) = recorder.responses
+    assert response.request.method == "POST"
+    assert response.request.url.raw_path == b"/api/v1/memory/sessions/s%201/turns"
+    assert (turn.session_id, turn.role, turn.content, turn.metadata) == (
+        "s 1",
+        "fact",
+        "hello",
+        {"k": 1},
+    )
+    assert [row.content for row in engram.session_turns("s 1")] == ["hello"]
+
+
+def test_session_append_keeps_ids_no_url_can_name(make_engram, tenant):
+    recorder = Recorder()
+    engram = make_engram(tenant, recorder=recorder)
+
+    turn = engram.session_append("team/a", "slash")
+    with pytest.raises(InvalidRequestError) as blank:
+        engram.session_append("", "nowhere")
+
+    assert [r.request.url.path for r in recorder.responses] == ["/api/v1/memory"] * 2
+    assert turn.session_id == "team/a"
+    assert (blank.value.status, blank.value.code) == (422, "validation_error")
+    assert SessionMemory.objects.get().session_id == "team/a"
+
+
 def test_session_pop_delete_and_clear_touch_only_the_callers_session(make_engram, tenant):
     mine, theirs = make_engram(tenant, agent_id="agent-a"), make_engram(tenant, agent_id="b")
     turns = [mine.session_append("s-1", f"turn {n}") for n in range(4)]

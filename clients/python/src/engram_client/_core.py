@@ -213,10 +213,15 @@ class NewTurn(BaseModel):
     expires_at: datetime | None = None
 
     def item(self) -> dict[str, Any]:
-        item = {"tier": "session", **self.model_dump(mode="json", exclude_none=True)}
+        """The turn as a ``tier: "session"`` item (a batch, or the deprecated single form)."""
+        return {"tier": "session", "session_id": self.session_id, **self.fields()}
+
+    def fields(self) -> dict[str, Any]:
+        """The turn's own fields, the body of ``POST …/sessions/{session_id}/turns``."""
+        fields = self.model_dump(mode="json", exclude_none=True, exclude={"session_id"})
         if self.ttl_seconds is None and self.expires_at is None:
-            item["ttl_seconds"] = DEFAULT_SESSION_TTL_SECONDS
-        return item
+            fields["ttl_seconds"] = DEFAULT_SESSION_TTL_SECONDS
+        return fields
 
 
 def _written(item: Any) -> Memory | SessionTurn:
@@ -266,8 +271,23 @@ def remember_many(items: Sequence[NewMemory | NewTurn | str]) -> Call[list[Memor
     )
 
 
+def _is_path_segment(value: str) -> bool:
+    """Whether a session id survives as one URL path segment: the server decodes ``%2F``
+    before routing, and ``.``/``..`` are dot segments an HTTP stack may resolve away."""
+    return value not in {"", ".", ".."} and "/" not in value
+
+
 def session_append(turn: NewTurn) -> Call[SessionTurn]:
-    return _write("POST", "/api/v1/memory", _data(SessionTurn), turn.item())
+    if not _is_path_segment(turn.session_id):
+        # No URL can name this session, so the deprecated body form (which carries
+        # session_id in the body) keeps such ids working, with the server's own 422 for ""
+        return _write("POST", "/api/v1/memory", _data(SessionTurn), turn.item())
+    return _write(
+        "POST",
+        f"/api/v1/memory/sessions/{_segment(turn.session_id)}/turns",
+        _data(SessionTurn),
+        turn.fields(),
+    )
 
 
 def session_history(session_id: str, *, limit: int, offset: int) -> Call[SessionHistory]:
