@@ -4,7 +4,9 @@ import pytest
 
 from apps.knowledge.models import AccessType, ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_retrieval_metrics
+from tests.knowledge.factories import ArticleFactory
 from tests.knowledge.helpers import break_embeddings, publish
+from tests.memory.factories import memory_row
 from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory
 
@@ -16,12 +18,17 @@ FIFTY_ONE_IDS = [f"00000000-0000-4000-8000-{i:012d}" for i in range(51)]
 
 @pytest.fixture
 def corpus(tenant):
-    remember(tenant, "agent-a", "the staging database runs postgres 18 on port 5433")
-    remember(tenant, "agent-a", "deploys go out through argo cd every tuesday")
-    remember(tenant, "agent-b", "agent b private postgres note")
-    publish(tenant, "Postgres upgrade runbook", "How we upgrade postgres: dump, restore, verify.")
-    publish(tenant, "Deploy policy", "All deploys go through argo cd with a canary stage.")
-    publish(tenant, "Lunch menu", "Pizza on fridays.")
+    # Read-side state only, so rows straight from the factories (as the services leave them:
+    # embedded, the articles published by a curator).
+    memory_row(tenant, "agent-a", "the staging database runs postgres 18 on port 5433")
+    memory_row(tenant, "agent-a", "deploys go out through argo cd every tuesday")
+    memory_row(tenant, "agent-b", "agent b private postgres note")
+    for title, body in [
+        ("Postgres upgrade runbook", "How we upgrade postgres: dump, restore, verify."),
+        ("Deploy policy", "All deploys go through argo cd with a canary stage."),
+        ("Lunch menu", "Pizza on fridays."),
+    ]:
+        ArticleFactory.create(tenant=tenant, title=title, body=body, curated=True, embedded=True)
     return tenant
 
 

@@ -8,6 +8,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import heavy_read_slot
 from apps.memory.selectors import memory_recall
 from apps.memory.services import MemoryDraft, memory_supersede
+from tests.memory.factories import memory_row
 from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory
 
@@ -24,9 +25,9 @@ def _break_embeddings(tenant):
 
 
 def test_recall_ranks_the_subjects_memories_by_meaning(tenant):
-    remember(tenant, "a", "the deploy pipeline runs on friday afternoons")
-    remember(tenant, "a", "dark mode is preferred in the editor")
-    remember(tenant, "a", "lunch is at noon")
+    memory_row(tenant, "a", "the deploy pipeline runs on friday afternoons")
+    memory_row(tenant, "a", "dark mode is preferred in the editor")
+    memory_row(tenant, "a", "lunch is at noon")
 
     result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=2)
 
@@ -41,9 +42,9 @@ def test_recall_ranks_the_subjects_memories_by_meaning(tenant):
 
 
 def test_recall_never_crosses_subject_or_tenant(tenant, other_tenant):
-    remember(tenant, "a", "my editor uses dark mode")
-    remember(tenant, "b", "their editor uses dark mode too")
-    remember(other_tenant, "a", "a foreign editor in dark mode")
+    memory_row(tenant, "a", "my editor uses dark mode")
+    memory_row(tenant, "b", "their editor uses dark mode too")
+    memory_row(other_tenant, "a", "a foreign editor in dark mode")
 
     result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=10)
 
@@ -52,9 +53,9 @@ def test_recall_never_crosses_subject_or_tenant(tenant, other_tenant):
 
 
 def test_fallback_path_is_scoped_too(tenant, other_tenant):
-    remember(tenant, "a", "my editor uses dark mode")
-    remember(tenant, "b", "their editor uses dark mode too")
-    remember(other_tenant, "a", "a foreign editor in dark mode")
+    memory_row(tenant, "a", "my editor uses dark mode")
+    memory_row(tenant, "b", "their editor uses dark mode too")
+    memory_row(other_tenant, "a", "a foreign editor in dark mode")
     _break_embeddings(tenant)
 
     result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=10)
@@ -67,10 +68,10 @@ def test_fallback_path_is_scoped_too(tenant, other_tenant):
 
 
 def test_fallback_ranks_more_matched_terms_first_then_recent(tenant):
-    remember(tenant, "a", "dark mode everywhere", embed=False)
-    remember(tenant, "a", "the editor theme", embed=False)
-    remember(tenant, "a", "editor in dark mode", embed=False)
-    remember(tenant, "a", "nothing relevant", embed=False)
+    memory_row(tenant, "a", "dark mode everywhere", embedded=False)
+    memory_row(tenant, "a", "the editor theme", embedded=False)
+    memory_row(tenant, "a", "editor in dark mode", embedded=False)
+    memory_row(tenant, "a", "nothing relevant", embedded=False)
     _break_embeddings(tenant)
 
     result = memory_recall(tenant=tenant, subject_id="a", query="editor dark mode", limit=10)
@@ -91,7 +92,7 @@ def test_empty_scope_on_the_healthy_path_is_distinguishable_from_fallback(tenant
 
 def test_shed_heavy_read_degrades_to_the_fallback(tenant, settings):
     settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT = 1
-    remember(tenant, "a", "editor dark mode")
+    memory_row(tenant, "a", "editor dark mode")
 
     with heavy_read_slot(tenant_id=tenant.pk):
         result = memory_recall(tenant=tenant, subject_id="a", query="editor", limit=5)
@@ -102,7 +103,7 @@ def test_shed_heavy_read_degrades_to_the_fallback(tenant, settings):
 
 
 def test_pending_rows_are_recalled_by_their_words_only(tenant):
-    remember(tenant, "a", "editor dark mode", embed=False)
+    memory_row(tenant, "a", "editor dark mode", embedded=False)
 
     semantic = memory_recall(
         tenant=tenant, subject_id="a", query="editor dark mode", limit=5, mode="semantic"
@@ -135,9 +136,9 @@ def test_superseded_rows_drop_out_unless_asked_for(tenant):
 
 def test_project_partition_is_global_union_active_project(tenant):
     alpha, beta = ProjectFactory.create(tenant=tenant), ProjectFactory.create(tenant=tenant)
-    remember(tenant, "a", "global note about builds")
-    remember(tenant, "a", "alpha note about builds", project_id=alpha.pk)
-    remember(tenant, "a", "beta note about builds", project_id=beta.pk)
+    memory_row(tenant, "a", "global note about builds")
+    memory_row(tenant, "a", "alpha note about builds", project_id=alpha.pk)
+    memory_row(tenant, "a", "beta note about builds", project_id=beta.pk)
 
     def recall(project_id):
         result = memory_recall(
@@ -153,8 +154,8 @@ def test_project_partition_is_global_union_active_project(tenant):
 
 def test_large_subject_uses_the_iterative_hnsw_scan_and_matches_exact(tenant, settings):
     for i in range(40):
-        remember(tenant, "big", f"note {i} about topic {i % 7} and item {i}")
-    remember(tenant, "small", "note about topic 3")
+        memory_row(tenant, "big", f"note {i} about topic {i % 7} and item {i}")
+    memory_row(tenant, "small", "note about topic 3")
     exact = memory_recall(tenant=tenant, subject_id="big", query="topic 3 item", limit=5)
     settings.MEMORY_EXACT_SCAN_MAX_ROWS = 10
 
@@ -191,8 +192,8 @@ def test_query_is_validated_before_embedding(tenant, mocker, _case, query, code)
 def test_a_failing_heavy_read_repo_degrades_to_the_scoped_fallback(tenant, other_tenant, mocker):
     from django.db import OperationalError
 
-    remember(tenant, "a", "editor dark mode")
-    remember(other_tenant, "a", "foreign editor dark mode")
+    memory_row(tenant, "a", "editor dark mode")
+    memory_row(other_tenant, "a", "foreign editor dark mode")
     mocker.patch(
         "apps.memory.selectors.recall.semantic_recall",
         side_effect=OperationalError("canceling statement due to statement timeout"),
@@ -218,8 +219,8 @@ def test_prepared_recall_statements_answer_exactly_as_unprepared_ones(
     prepare_threshold); each strategy must return the same rows once they are prepared,
     with custom and with generic plans."""
     for i in range(12):
-        remember(tenant, "a", f"note {i} about deploy topic {i % 4}")
-    remember(tenant, "b", "another subject's deploy topic note")
+        memory_row(tenant, "a", f"note {i} about deploy topic {i % 4}")
+    memory_row(tenant, "b", "another subject's deploy topic note")
     settings.MEMORY_EXACT_SCAN_MAX_ROWS = exact_scan_max_rows
     heavy_read = connections[HEAVY_READ]
     heavy_read.ensure_connection()

@@ -8,6 +8,7 @@ from apps.core.repos import ScopeViolation, heavy_read_memories
 from apps.memory.selectors import memory_recall
 from apps.memory.selectors.recall.scope import reset_scope_templates
 from apps.memory.services import MemoryDraft, memory_embed_pending, memory_supersede
+from tests.memory.factories import memory_row
 from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory
 
@@ -30,11 +31,11 @@ def _break_embeddings(tenant):
 
 @pytest.fixture
 def notes(tenant, other_tenant):
-    remember(tenant, "a", "the deploy pipeline runs on friday afternoons")
-    remember(tenant, "a", "dark mode is preferred in the editor")
-    remember(tenant, "a", "lunch is at noon")
-    remember(tenant, "b", "another subject's deploy pipeline notes")
-    remember(other_tenant, "a", "a foreign tenant's deploy pipeline notes")
+    memory_row(tenant, "a", "the deploy pipeline runs on friday afternoons")
+    memory_row(tenant, "a", "dark mode is preferred in the editor")
+    memory_row(tenant, "a", "lunch is at noon")
+    memory_row(tenant, "b", "another subject's deploy pipeline notes")
+    memory_row(other_tenant, "a", "a foreign tenant's deploy pipeline notes")
     return tenant
 
 
@@ -65,9 +66,9 @@ def test_keyword_mode_needs_no_embedding_call(notes, mocker):
 
 def test_keyword_weight_follows_rarity_within_the_subject(tenant):
     # "alice" is in every memory, "kayak" in one: the rare word decides.
-    remember(tenant, "a", "Alice: I like green tea")
-    remember(tenant, "a", "Alice: I went hiking with Alice's dog, Alice says")
-    remember(tenant, "a", "Bob: Alice bought a kayak")
+    memory_row(tenant, "a", "Alice: I like green tea")
+    memory_row(tenant, "a", "Alice: I went hiking with Alice's dog, Alice says")
+    memory_row(tenant, "a", "Bob: Alice bought a kayak")
 
     result = memory_recall(tenant=tenant, subject_id="a", query="Alice kayak", mode="keyword")
 
@@ -76,9 +77,9 @@ def test_keyword_weight_follows_rarity_within_the_subject(tenant):
 
 
 def test_context_is_searchable_but_weighs_less_than_text_and_is_never_returned(tenant):
-    remember(tenant, "a", "Yes, last Tuesday!", context="Did you visit the aquarium?")
-    remember(tenant, "a", "The aquarium visit was great", context="")
-    remember(tenant, "a", "Unrelated", context="nothing here")
+    memory_row(tenant, "a", "Yes, last Tuesday!", context="Did you visit the aquarium?")
+    memory_row(tenant, "a", "The aquarium visit was great", context="")
+    memory_row(tenant, "a", "Unrelated", context="nothing here")
 
     result = memory_recall(tenant=tenant, subject_id="a", query="aquarium visit", mode="keyword")
 
@@ -204,7 +205,7 @@ def test_shed_heavy_read_is_served_by_the_keyword_fallback(notes, settings, mode
 
 
 def test_embeddings_down_is_served_by_keywords_in_scope_only(notes):
-    remember(notes, "a", "pending deploy pipeline row", embed=False)
+    memory_row(notes, "a", "pending deploy pipeline row", embedded=False)
     _break_embeddings(notes)
 
     result = memory_recall(tenant=notes, subject_id="a", query="deploy pipeline")
@@ -221,10 +222,10 @@ def test_embeddings_down_is_served_by_keywords_in_scope_only(notes):
 
 
 def test_fallback_ranks_by_keywords_then_tops_up_by_substring(tenant):
-    remember(tenant, "a", "the product catalogue moved", embed=False)
-    remember(tenant, "a", "catalog sync failed twice", embed=False)
-    remember(tenant, "a", "the catalog is large", embed=False)
-    remember(tenant, "b", "catalog of subject b", embed=False)
+    memory_row(tenant, "a", "the product catalogue moved", embedded=False)
+    memory_row(tenant, "a", "catalog sync failed twice", embedded=False)
+    memory_row(tenant, "a", "the catalog is large", embedded=False)
+    memory_row(tenant, "b", "catalog of subject b", embedded=False)
     _break_embeddings(tenant)
 
     result = memory_recall(tenant=tenant, subject_id="a", query="catalog sync", limit=10)
@@ -261,9 +262,9 @@ def test_fallback_excludes_superseded_and_other_projects(tenant):
     ],
 )
 def test_api_takes_a_mode_and_returns_selection_reasons(agent, tenant, _case, mode, reasons):
-    mine = remember(tenant, "agent-a", "the deploy pipeline runs on friday")
-    remember(tenant, "agent-a", "lunch is at noon")
-    remember(tenant, "agent-b", "agent b's deploy pipeline")
+    mine = memory_row(tenant, "agent-a", "the deploy pipeline runs on friday")
+    memory_row(tenant, "agent-a", "lunch is at noon")
+    memory_row(tenant, "agent-b", "agent b's deploy pipeline")
 
     response = agent.post(RECALL, {"query": "deploy pipeline", "mode": mode})
 

@@ -3,7 +3,7 @@
 import pytest
 
 from apps.memory.selectors import memory_recall
-from tests.memory.helpers import remember
+from tests.memory.factories import memory_row
 
 RECALL = "/api/v1/memory/recall"
 MERGED = "/api/v1/recall"
@@ -14,8 +14,8 @@ def trips(tenant):
     # Short rows sharing "trip" sit nearest the query's vector; the one row with the rare
     # word "kayak" is long, so it is far down the vector ranking but first by words.
     for index in range(6):
-        remember(tenant, "agent-a", f"trip {index}")
-    remember(
+        memory_row(tenant, "agent-a", f"trip {index}")
+    memory_row(
         tenant,
         "agent-a",
         "Bob said he finally bought a kayak after saving for months from his weekend job",
