@@ -10,16 +10,30 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.fields import ProjectIdField
+from apps.core.api.fields import (
+    CheckedCharField,
+    CheckedInputSerializer,
+    CheckedListField,
+    ProjectIdField,
+)
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
+from apps.knowledge.selectors import validate_knowledge_query, validate_session_id
+from apps.knowledge.services.access import parse_article_ids
 from apps.recall.selectors import recall_context
-from apps.recall.services import recall_context_record, recall_referenced
+from apps.recall.services import parse_recall_id, recall_context_record, recall_referenced
 from apps.tenancy.api_base import TenantApi, idempotent
 
 
-class RecallInputSerializer(serializers.Serializer[dict[str, Any]]):
-    # query and session_id are validated by the selector (one contract for every surface).
-    query = serializers.JSONField(allow_null=True, help_text="1-500 characters.")
+class RecallInputSerializer(CheckedInputSerializer):
+    # query and session_id are checked by the knowledge search's own validators (one
+    # contract for every surface): invalid_query, query_too_long, invalid_session_id.
+    query = CheckedCharField(
+        check=validate_knowledge_query,
+        check_null=True,
+        min_length=1,
+        max_length=settings.KNOWLEDGE_QUERY_MAX_CHARS,
+        help_text="1-500 characters, not blank.",
+    )
     project_id = ProjectIdField()
     limit = serializers.IntegerField(
         required=False,
@@ -27,7 +41,14 @@ class RecallInputSerializer(serializers.Serializer[dict[str, Any]]):
         min_value=1,
         max_value=settings.RECALL_MAX_LIMIT,
     )
-    session_id = serializers.JSONField(required=False, allow_null=True)
+    session_id = CheckedCharField(
+        check=validate_session_id,
+        required=False,
+        allow_null=True,
+        min_length=1,
+        help_text="Optional opaque token (≤ 200 bytes UTF-8) for the knowledge half: articles "
+        "already shown to this session are demoted.",
+    )
 
 
 class MergedRecallItemSerializer(serializers.Serializer[Any]):
@@ -133,9 +154,15 @@ class RecallApi(TenantApi):
         )
 
 
-class RecallReferencedInputSerializer(serializers.Serializer[dict[str, Any]]):
-    # Validated by the service: invalid_article_ids / too_many_article_ids / not_surfaced.
-    article_ids = serializers.JSONField()
+class RecallReferencedInputSerializer(CheckedInputSerializer):
+    # Checked by the service's own parser: invalid_article_ids / too_many_article_ids (the
+    # count before the ids); not_surfaced is the service's.
+    article_ids = CheckedListField(
+        check=parse_article_ids,
+        child=serializers.UUIDField(),
+        min_length=1,
+        max_length=settings.KNOWLEDGE_REFERENCED_MAX_IDS,
+    )
 
 
 class RecallReferencedDataSerializer(serializers.Serializer[Any]):
@@ -164,6 +191,7 @@ class RecallReferencedApi(TenantApi):
         nothing). Any id recall did not surface under this `recall_id` in your tenant — a
         memory id, an unknown or foreign recall id — is 422 `not_surfaced` and nothing is
         written. Repeats cannot move the metrics (distinct pairs are counted)."""
+        parse_recall_id(recall_id)  # the path before the body: 422 invalid_recall_id first
         payload = RecallReferencedInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         recorded = recall_referenced(

@@ -14,6 +14,15 @@ from apps.recall.selectors import MergedRecall
 from apps.tenancy.scope import RequestScope
 
 
+def parse_recall_id(recall_id: object) -> uuid.UUID:
+    """A merged recall's id, as ``/recall/{recall_id}/referenced`` names it (422
+    ``invalid_recall_id``)."""
+    try:
+        return uuid.UUID(str(recall_id))
+    except ValueError as exc:
+        raise InvalidRecallId("recall_id must be a UUID.") from exc
+
+
 def recall_referenced(*, scope: RequestScope, recall_id: str, article_ids: object) -> int:
     """Record that the caller used these articles from merged recall ``recall_id``.
 
@@ -22,10 +31,7 @@ def recall_referenced(*, scope: RequestScope, recall_id: str, article_ids: objec
     a memory id, an unknown or foreign recall id — fails the whole call with 422
     ``not_surfaced`` and writes nothing.
     """
-    try:
-        parsed = uuid.UUID(str(recall_id))
-    except ValueError as exc:
-        raise InvalidRecallId("recall_id must be a UUID.") from exc
+    parsed = parse_recall_id(recall_id)
     return record_referenced(
         tenant=scope.tenant,
         viewer=Viewer.from_scope(scope),

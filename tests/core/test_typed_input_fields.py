@@ -7,8 +7,13 @@ fields were typed, and kept since.
 """
 
 import uuid
+from typing import Any
 
 import pytest
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework import serializers
+
+from apps.core.api.fields import CheckedCharField
 
 MEMORY_RECALL = "/api/v1/memory/recall"
 MERGED = "/api/v1/recall"
@@ -18,16 +23,19 @@ GRADUATE = "/api/v1/memory/graduate"
 UNKNOWN = "00000000-0000-4000-8000-000000000001"
 REFERENCED = f"/api/v1/recall/{UNKNOWN}/referenced"
 
-BLANK_QUERY = ("invalid_query", "query must be a non-blank string.", {})
+#: (code, message, details) of one error envelope.
+Expected = tuple[str, str, dict[str, Any]]
+
+BLANK_QUERY: Expected = ("invalid_query", "query must be a non-blank string.", {})
 LONG_QUERY = ("query_too_long", "query is longer than 500 characters.")
-BAD_SESSION = ("invalid_session_id", "session_id must be a non-empty string.", {})
-BAD_PROMOTED_SESSION = (
+BAD_SESSION: Expected = ("invalid_session_id", "session_id must be a non-empty string.", {})
+BAD_PROMOTED_SESSION: Expected = (
     "invalid_session_id",
     "session_id must be a string of 1–200 characters.",
     {},
 )
-BAD_MEMORY_ID = ("invalid_memory_id", "memory_id must be a UUID.", {})
-BAD_RE_SCOPE = ("invalid_re_scope", 're_scope must be "global" or omitted.', {})
+BAD_MEMORY_ID: Expected = ("invalid_memory_id", "memory_id must be a UUID.", {})
+BAD_RE_SCOPE: Expected = ("invalid_re_scope", 're_scope must be "global" or omitted.', {})
 BAD_ARTICLE_IDS = ("invalid_article_ids", "article_ids must be a non-empty list of article ids.")
 TOO_MANY_IDS = ("too_many_article_ids", "At most 50 article ids per call.", {"max_ids": 50})
 
@@ -195,3 +203,72 @@ def test_well_formed_values_that_are_not_trimmed_are_served_as_sent(agent):
         "message": "Only articles this search surfaced can be referenced; nothing was recorded.",
         "details": {"article_ids": [UNKNOWN]},
     }
+
+
+LIMIT_ERROR = _field_error("limit", "Ensure this value is greater than or equal to 1.")
+
+
+@pytest.mark.parametrize(
+    ("_case", "path", "body", "expected"),
+    [
+        ("memory_query", MEMORY_RECALL, {"query": None, "limit": 0}, LIMIT_ERROR),
+        ("merged_query", MERGED, {"query": None, "limit": 0}, LIMIT_ERROR),
+        ("search_query", SEARCH, {"query": None, "limit": 0}, LIMIT_ERROR),
+        ("merged_session", MERGED, {"query": "x", "limit": 0, "session_id": 5}, LIMIT_ERROR),
+        ("search_session", SEARCH, {"query": "x", "limit": 0, "session_id": 5}, LIMIT_ERROR),
+        (
+            "graduate",
+            GRADUATE,
+            {"memory_id": None, "re_scope": "project"},
+            _field_error("memory_id", "This field may not be null."),
+        ),
+    ],
+)
+def test_other_bad_fields_are_reported_before_the_checked_ones(agent, _case, path, body, expected):
+    code, message, details = expected
+
+    response = agent.post(path, body)
+
+    assert response.status_code == 422
+    assert response.json() == {"error": {"code": code, "message": message, "details": details}}
+
+
+def test_the_schema_types_the_checked_fields():
+    schemas = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+
+    def props(name):
+        return schemas[name]["properties"]
+
+    for name in ("MemoryRecallInputRequest", "RecallInputRequest", "KnowledgeSearchInputRequest"):
+        query = props(name)["query"]
+        assert (query["type"], query["minLength"], query["maxLength"]) == ("string", 1, 500)
+        assert "nullable" not in query
+    for name in ("RecallInputRequest", "KnowledgeSearchInputRequest"):
+        session = props(name)["session_id"]
+        assert (session["type"], session["nullable"]) == ("string", True)
+    promoted = props("MemoryPromoteInputRequest")["session_id"]
+    assert (promoted["type"], promoted["minLength"], promoted["maxLength"]) == ("string", 1, 200)
+    memory_id = props("MemoryGraduateInputRequest")["memory_id"]
+    assert (memory_id["type"], memory_id["format"]) == ("string", "uuid")
+    re_scope = props("MemoryGraduateInputRequest")["re_scope"]
+    assert re_scope["nullable"] is True
+    assert any(
+        schemas[part["$ref"].rsplit("/", 1)[-1]].get("enum") == ["global"]
+        for part in re_scope.get("oneOf", re_scope.get("allOf", []))
+        if "$ref" in part
+    )
+    article_ids = props("RecallReferencedInputRequest")["article_ids"]
+    assert (article_ids["type"], article_ids["minItems"], article_ids["maxItems"]) == (
+        "array",
+        1,
+        50,
+    )
+    assert article_ids["items"] == {"type": "string", "format": "uuid"}
+
+
+def test_a_checked_field_refuses_a_serializer_that_would_not_check_it():
+    class Unchecked(serializers.Serializer):
+        query = CheckedCharField(check=str)
+
+    with pytest.raises(TypeError, match="CheckedInputSerializer"):
+        _ = Unchecked(data={"query": "x"}).fields

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 from typing_extensions import override
 
 from apps.core.exceptions import CoreErrorCode
@@ -91,3 +93,76 @@ class ProjectIdField(serializers.Field):  # type: ignore[type-arg]
     @override
     def to_representation(self, value: Any) -> str | None:
         return None if value is None else str(value)
+
+
+class _CheckedFieldMixin:
+    """A typed input field whose value is checked by an app's own validator.
+
+    Some inputs have a contract that a service or selector owns because every surface (the
+    API, MCP, hooks) shares it: a wrong type, a blank or an over-long value is one stable
+    code (422 ``invalid_query``, ``invalid_session_id`` …) with that validator's message. The
+    field declares its real type (and bounds) for the schema, but DRF's own type, blank and
+    length checks are not run on a present value: :class:`CheckedInputSerializer` hands it to
+    ``check`` once every other field is valid, which is when the service used to see it. So
+    the envelope is the validator's, and a body with other bad fields still answers with
+    their ``validation_error`` first. A missing value is DRF's (``required`` / the default);
+    ``null`` is DRF's too (``allow_null``), unless ``check_null`` hands it to ``check``.
+    """
+
+    def __init__(
+        self, *args: Any, check: Callable[[Any], Any], check_null: bool = False, **kwargs: Any
+    ) -> None:
+        self.check = check
+        self.check_null = check_null
+        super().__init__(*args, **kwargs)
+
+    def bind(self, field_name: str, parent: Any) -> None:
+        if not isinstance(parent, CheckedInputSerializer):
+            # Fail closed: anywhere else the value would go unchecked.
+            raise TypeError(f"{field_name} must be declared on a CheckedInputSerializer")
+        super().bind(field_name, parent)  # type: ignore[misc]
+
+    def run_validation(self, data: Any = empty) -> Any:
+        if data is empty or (data is None and not self.check_null):
+            return super().run_validation(data)  # type: ignore[misc]
+        return _Unchecked(data)
+
+
+class _Unchecked:
+    """A present value that awaits its field's ``check``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class CheckedInputSerializer(serializers.Serializer[dict[str, Any]]):
+    """An input serializer whose checked fields run their app validators, in declaration
+    order, after every other field has validated."""
+
+    @override
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        for name, field in self.fields.items():
+            key = field.source or name
+            value = attrs.get(key)
+            if isinstance(field, _CheckedFieldMixin) and isinstance(value, _Unchecked):
+                attrs[key] = field.check(value.value)
+        return attrs
+
+
+class CheckedCharField(_CheckedFieldMixin, serializers.CharField):
+    """A string checked by the app's validator (see :class:`_CheckedFieldMixin`)."""
+
+
+class CheckedUUIDField(_CheckedFieldMixin, serializers.UUIDField):
+    """A UUID checked by the app's validator (see :class:`_CheckedFieldMixin`)."""
+
+
+class CheckedChoiceField(_CheckedFieldMixin, serializers.ChoiceField):
+    """A choice checked by the app's validator (see :class:`_CheckedFieldMixin`)."""
+
+
+class CheckedListField(_CheckedFieldMixin, serializers.ListField):
+    """A list checked, items and bounds, by the app's validator (see
+    :class:`_CheckedFieldMixin`)."""

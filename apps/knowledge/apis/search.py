@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
+from apps.core.api.fields import CheckedCharField, CheckedInputSerializer
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.knowledge.apis.articles import (
     CURATOR_ROLES,
@@ -30,6 +31,8 @@ from apps.knowledge.selectors import (
     knowledge_context,
     knowledge_retrieval_metrics,
     knowledge_search,
+    validate_knowledge_query,
+    validate_session_id,
 )
 from apps.knowledge.services.search import knowledge_search_record
 from apps.knowledge.viewer import Viewer
@@ -38,11 +41,16 @@ from apps.tenancy.api_base import TenantApi
 # ----------------------------------------------------------------------------- /search
 
 
-class KnowledgeSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
-    # query and session_id are validated by the selector, so every surface (this endpoint,
-    # merged recall) shares one contract: invalid_query, query_too_long, invalid_session_id.
-    query = serializers.JSONField(
-        allow_null=True, help_text="1-500 characters; websearch syntax is honoured."
+class KnowledgeSearchInputSerializer(CheckedInputSerializer):
+    # query and session_id are checked by the selector's own validators, so every surface
+    # (this endpoint, merged recall) shares one contract: invalid_query, query_too_long,
+    # invalid_session_id.
+    query = CheckedCharField(
+        check=validate_knowledge_query,
+        check_null=True,
+        min_length=1,
+        max_length=settings.KNOWLEDGE_QUERY_MAX_CHARS,
+        help_text="1-500 characters, not blank; websearch syntax is honoured.",
     )
     limit = serializers.IntegerField(
         required=False,
@@ -54,11 +62,13 @@ class KnowledgeSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
         required=False, default=0, min_value=0, max_value=settings.KNOWLEDGE_DIVERSITY_MAX_POOL
     )
     project_id = serializers.UUIDField(required=False, allow_null=True, default=None)
-    session_id = serializers.JSONField(
+    session_id = CheckedCharField(
+        check=validate_session_id,
         required=False,
         default=None,
         allow_null=True,
-        help_text="Optional opaque token (≤ 200 bytes): articles already shown to this "
+        min_length=1,
+        help_text="Optional opaque token (≤ 200 bytes UTF-8): articles already shown to this "
         "session are demoted in favour of unseen ones.",
     )
 

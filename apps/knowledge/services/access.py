@@ -101,7 +101,7 @@ def _parse_search_id(search_id: object) -> uuid.UUID:
         raise InvalidSearchId("The search id is not a valid id.") from exc
 
 
-def _parse_article_ids(article_ids: object) -> list[uuid.UUID]:
+def parse_article_ids(article_ids: object) -> list[uuid.UUID]:
     if isinstance(article_ids, str | bytes) or not isinstance(article_ids, Sequence):
         raise InvalidArticleIds("article_ids must be a non-empty list of article ids.")
     if not article_ids:
@@ -143,7 +143,7 @@ def record_referenced(
     (search_id, article_id) pairs. Returns the number of rows written.
     """
     parsed_search_id = _parse_search_id(search_id)
-    ids = _parse_article_ids(article_ids)
+    ids = parse_article_ids(article_ids)
     with transaction.atomic(using=PRIMARY, durable=True):
         surfaced = set(
             ArticleAccessEvent.objects.using(PRIMARY)

@@ -9,16 +9,28 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.fields import CheckedChoiceField, CheckedInputSerializer, CheckedUUIDField
 from apps.core.api.serializers import ErrorSerializer
 from apps.memory.apis.common import WRITE_ERRORS
-from apps.memory.services.graduation import memory_graduate
+from apps.memory.services.graduation import (
+    RE_SCOPE_GLOBAL,
+    memory_graduate,
+    parse_memory_id,
+    parse_re_scope,
+)
 from apps.tenancy.api_base import TenantApi, idempotent
 
 
-class MemoryGraduateInputSerializer(serializers.Serializer[dict[str, Any]]):
-    # memory_id and re_scope are validated by the service (invalid_memory_id, invalid_re_scope).
-    memory_id = serializers.JSONField()
-    re_scope = serializers.JSONField(required=False, allow_null=True)
+class MemoryGraduateInputSerializer(CheckedInputSerializer):
+    # Checked by the service's own parsers: invalid_memory_id, invalid_re_scope.
+    memory_id = CheckedUUIDField(check=parse_memory_id)
+    re_scope = CheckedChoiceField(
+        check=parse_re_scope,
+        choices=[RE_SCOPE_GLOBAL],
+        required=False,
+        allow_null=True,
+        help_text='"global": make a project memory tenant-wide (first graduation only).',
+    )
 
 
 class GraduatedArticleSerializer(serializers.Serializer[Any]):
@@ -71,12 +83,11 @@ class MemoryGraduateApi(TenantApi):
         """
         payload = MemoryGraduateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        re_scope = payload.validated_data.get("re_scope")
         result = memory_graduate(
             tenant=self.scope.tenant,
             subject_id=self.scope.subject_id,
             memory_id=payload.validated_data["memory_id"],
-            re_scope=re_scope if re_scope is None else str(re_scope),
+            re_scope=payload.validated_data.get("re_scope"),
         )
         article = result.article
         data = {

@@ -9,14 +9,19 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.fields import CheckedCharField, CheckedInputSerializer
 from apps.memory.apis.common import WRITE_ERRORS
-from apps.memory.services.promotion import promotion_request
+from apps.memory.models import SESSION_ID_MAX_LENGTH
+from apps.memory.services.promotion import promotion_request, validate_promotion_session_id
 from apps.tenancy.api_base import TenantApi, idempotent
 
 
-class MemoryPromoteInputSerializer(serializers.Serializer[dict[str, Any]]):
-    # Validated by the service so the API, MCP and the stop hook share one contract.
-    session_id = serializers.JSONField()
+class MemoryPromoteInputSerializer(CheckedInputSerializer):
+    # Checked by the service's own validator so the API, MCP and the stop hook share one
+    # contract: anything but a non-blank string of ≤ 200 characters is invalid_session_id.
+    session_id = CheckedCharField(
+        check=validate_promotion_session_id, min_length=1, max_length=SESSION_ID_MAX_LENGTH
+    )
 
 
 class MemoryPromoteDataSerializer(serializers.Serializer[Any]):

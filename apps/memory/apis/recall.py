@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.fields import ProjectIdField
+from apps.core.api.fields import CheckedCharField, CheckedInputSerializer, ProjectIdField
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.memory.apis.common import MemoryOutputSerializer
 from apps.memory.selectors import (
@@ -19,14 +19,21 @@ from apps.memory.selectors import (
     RECALL_SELECTION_REASONS,
     memory_recall,
 )
+from apps.memory.selectors.recall import validate_recall_query
 from apps.memory.services.recall import memory_recall_record
 from apps.tenancy.api_base import TenantApi
 
 
-class MemoryRecallInputSerializer(serializers.Serializer[dict[str, Any]]):
-    # The query itself is validated by the selector so every surface shares one contract
-    # (`invalid_query`, `query_too_long`).
-    query = serializers.JSONField(allow_null=True, help_text="1-500 characters.")
+class MemoryRecallInputSerializer(CheckedInputSerializer):
+    # Checked by the selector's own validator, so every surface shares one contract: a
+    # blank, null or non-string query is `invalid_query`, a long one `query_too_long`.
+    query = CheckedCharField(
+        check=validate_recall_query,
+        check_null=True,
+        min_length=1,
+        max_length=settings.MEMORY_QUERY_MAX_CHARS,
+        help_text="1-500 characters, not blank.",
+    )
     project_id = ProjectIdField()
     limit = serializers.IntegerField(
         required=False,

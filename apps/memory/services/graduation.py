@@ -76,6 +76,13 @@ def parse_memory_id(memory_id: object) -> uuid.UUID:
         raise InvalidMemoryId("memory_id must be a UUID.") from exc
 
 
+def parse_re_scope(re_scope: object) -> str | None:
+    """None (keep the memory's scope) or ``"global"``; anything else is 422 ``invalid_re_scope``."""
+    if re_scope is not None and str(re_scope) != RE_SCOPE_GLOBAL:
+        raise InvalidReScope('re_scope must be "global" or omitted.')
+    return None if re_scope is None else RE_SCOPE_GLOBAL
+
+
 def _title_for(memory: Memory) -> str:
     first_line = " ".join(memory.text.split())
     for end in (". ", "? ", "! "):
@@ -126,8 +133,7 @@ def memory_graduate(
     ``gate_unavailable`` and stamps nothing.
     """
     parsed = parse_memory_id(memory_id)
-    if re_scope not in (None, RE_SCOPE_GLOBAL):
-        raise InvalidReScope('re_scope must be "global" or omitted.')
+    re_scope = parse_re_scope(re_scope)
     with _graduation_lock(parsed):
         memory = (
             Memory.objects.select_related("tenant", "graduated_article")

@@ -140,7 +140,7 @@ def _retry_after_seconds(*, tenant: Tenant, now: datetime) -> int:
     return max(1, int((oldest + BUDGET_WINDOW - now).total_seconds()) + 1)
 
 
-def _validate_session_id(session_id: object) -> str:
+def validate_promotion_session_id(session_id: object) -> str:
     if (
         not isinstance(session_id, str)
         or not session_id.strip()
@@ -176,7 +176,7 @@ def promotion_request(
     Explicit triggers raise :class:`BudgetExceeded` (429, before any LLM call) when the
     tenant's hourly budget is spent; the sweep gets ``reason="budget_exceeded"`` instead.
     """
-    session_id = _validate_session_id(session_id)
+    session_id = validate_promotion_session_id(session_id)
     if subject_id.startswith(RESERVED_SUBJECT_PREFIX):
         raise ReservedSubject("Reserved subjects are never promoted.")
     turns = _session_turns(tenant=tenant, subject_id=subject_id, session_id=session_id)
