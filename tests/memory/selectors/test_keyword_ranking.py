@@ -9,8 +9,7 @@ from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
 from apps.memory.selectors import memory_recall
 from apps.memory.selectors.recall.keyword import keyword_ranking
 from apps.memory.selectors.recall.scope import recall_scope
-from apps.memory.services import MemoryDraft, memory_create_many, memory_embed_pending
-from tests.memory.helpers import remember
+from tests.memory.factories import MemoryFactory, memory_row
 
 VOCABULARY = [
     "deploy",
@@ -101,19 +100,18 @@ def word_soup(tenant):
     """400 memories over a small vocabulary: words repeat within and across memories, in the
     text and in the context, so presence and occurrence counts disagree often."""
     rng = random.Random(20261129)
-    drafts = [
-        MemoryDraft(
+    # Rows to rank, not writes to test: built by the factory, inserted in one statement.
+    Memory.objects.bulk_create(
+        MemoryFactory.build(
+            tenant=tenant,
+            subject_id="a",
             text=" ".join(rng.choices(VOCABULARY, k=rng.randint(3, 9))),
             context=" ".join(rng.choices(VOCABULARY, k=rng.randint(0, 14))),
+            embedded=True,
         )
         for _ in range(400)
-    ]
-    for start in range(0, len(drafts), 200):
-        created = memory_create_many(
-            tenant=tenant, subject_id="a", drafts=drafts[start : start + 200]
-        )
-        memory_embed_pending(memory_ids=[str(memory.pk) for memory in created])
-    remember(tenant, "b", "deploy pipeline kayak river in another subject")
+    )
+    memory_row(tenant, "b", "deploy pipeline kayak river in another subject")
     return tenant
 
 
@@ -149,8 +147,8 @@ def test_recall_with_the_default_pool_returns_the_one_pass_top_ten(word_soup, se
 
 def test_occurrences_count_not_only_presence(tenant):
     # Same distinct lexemes (same length); one says "kayak" three times.
-    remember(tenant, "a", "kayak kayak kayak weekend")
-    remember(tenant, "a", "kayak weekend")
+    memory_row(tenant, "a", "kayak kayak kayak weekend")
+    memory_row(tenant, "a", "kayak weekend")
 
     result = memory_recall(tenant=tenant, subject_id="a", query="kayak", mode="keyword")
 
