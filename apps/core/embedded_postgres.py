@@ -221,20 +221,26 @@ def ensure_embedded_standby(
                 timeout=600,
             )
         port = port or _free_port()
-        pg_ctl(
-            [
-                "-w",
-                "-o",
-                f'-h "{listen}"',
-                "-o",
-                f"-p {port}",
-                "-o",
-                f"-k {pgdata}",
-                "-l",
-                str(pgdata / "log"),
-                "start",
-            ],
-            pgdata=pgdata,
-            user=user,
-        )
+        pg_start(pgdata, port=port, listen=listen)
     return EmbeddedServer(socket_dir=str(pgdata), port=port)
+
+
+def pg_start(pgdata: Path, *, port: int, listen: str = "") -> None:
+    """Start the cluster at ``pgdata`` with ``pg_ctl`` on ``port``: on the TCP address
+    ``listen`` (empty: none) and a Unix socket in ``pgdata``."""
+    pg_ctl(
+        [
+            "-w",
+            "-o",
+            f'-h "{listen}"',
+            "-o",
+            f"-p {port}",
+            "-o",
+            f"-k {pgdata}",
+            "-l",
+            str(pgdata / "log"),
+            "start",
+        ],
+        pgdata=pgdata,
+        user=_system_user(),
+    )

@@ -34,7 +34,7 @@ from apps.core.embedded_postgres import (
     EmbeddedServer,
     ensure_embedded_postgres,
     ensure_embedded_standby,
-    pg_ctl,
+    pg_start,
     stop_embedded_postgres,
 )
 
@@ -55,11 +55,6 @@ def port_answers(port: int) -> bool:
             return True
     except OSError:
         return False
-
-
-def _system_user() -> str | None:
-    # pgserver runs the server as an unprivileged user when started by root.
-    return "pgserver" if os.geteuid() == 0 else None
 
 
 @dataclass
@@ -147,7 +142,7 @@ class LocalStack:
         if not (self.primary_dir / "PG_VERSION").exists():
             ensure_embedded_postgres(self.primary_dir, database=DATABASE)
         stop_embedded_postgres(self.primary_dir)
-        self._pg_start(self.primary_dir, self.config.primary_port)
+        pg_start(self.primary_dir, port=self.config.primary_port, listen=LOOPBACK)
 
     def start_replica(self) -> None:
         ensure_embedded_standby(
@@ -155,24 +150,6 @@ class LocalStack:
             self.replica_dir,
             port=self.config.replica_port,
             listen=LOOPBACK,
-        )
-
-    def _pg_start(self, pgdata: Path, port: int) -> None:
-        pg_ctl(
-            [
-                "-w",
-                "-o",
-                f'-h "{LOOPBACK}"',
-                "-o",
-                f"-p {port}",
-                "-o",
-                f"-k {pgdata}",
-                "-l",
-                str(pgdata / "log"),
-                "start",
-            ],
-            pgdata=pgdata,
-            user=_system_user(),
         )
 
     def stop_postgres(self) -> None:
@@ -305,25 +282,26 @@ class LocalStack:
         the standby and the primary."""
         order = [name for name in ("web", "beat", "worker", "redis") if name in self.processes]
         for name in order:
-            self._terminate(self.processes[name])
+            stop_process_group(self.processes[name])
         self.processes.clear()
         for log in self._logs:
             log.close()
         self._logs.clear()
         self.stop_postgres()
 
-    @staticmethod
-    def _terminate(process: subprocess.Popen[bytes]) -> None:
-        if process.poll() is not None:
-            return
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=20)
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=20)
+
+def stop_process_group(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    """Signal a child started in its own session, and all its children; SIGKILL after 20 s."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, sig)
+        process.wait(timeout=20)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=20)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

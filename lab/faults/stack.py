@@ -28,6 +28,7 @@ from typing import Any
 from typing_extensions import override
 
 from apps.core.embedded_postgres import ensure_embedded_postgres, pg_ctl, stop_embedded_postgres
+from apps.core.local_stack import stop_process_group
 
 ROOT = Path(__file__).resolve().parents[2]
 DATABASE = "engram_fault"
@@ -318,17 +319,8 @@ class Stack:
 
     @staticmethod
     def _kill(process: subprocess.Popen[bytes] | None, sig: int) -> None:
-        if process is None or process.poll() is not None:
-            return
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=20)
+        if process is not None:
+            stop_process_group(process, sig)
 
     # ------------------------------------------------------------------ lifecycle
 
