@@ -46,12 +46,14 @@ def _clear_cache() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _recall_bumps_finish_within_their_test() -> Iterator[None]:
-    """A recall schedules its bump on a background thread; let it finish before the test's
-    database state goes away, so it never lands in (or fails against) the next test's."""
+    """A recall queues its bump for a background thread; let it finish before the test's
+    database state goes away, so it never lands in (or fails against) the next test's, and
+    close that thread's connection, which would otherwise keep the test database from being
+    dropped at the end."""
     yield
     from apps.memory.recall_bump import wait_for_pending_bumps
 
-    wait_for_pending_bumps()
+    wait_for_pending_bumps(close_connection=True)
 
 
 @pytest.fixture(autouse=True)

@@ -50,7 +50,8 @@ MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 3
 # Recall-count hotness signal (spec "Recall-count hotness signal").
 MEMORY_RECALL_BUMP_MIN_SCORE = 0.6
 MEMORY_RECALL_BUMP_COOLDOWN_SECONDS = 3_600
-MEMORY_RECALL_BUMP_MAX_TASKS = 200
+# Memory ids waiting for the bump thread, per process; more are dropped.
+MEMORY_RECALL_BUMP_MAX_PENDING = 10_000
 
 # Graduation of hot memories into knowledge (spec "Graduation").
 MEMORY_GRADUATION_RECALL_THRESHOLD = env.int("ENGRAM_MEMORY_GRADUATION_RECALL_THRESHOLD", default=3)

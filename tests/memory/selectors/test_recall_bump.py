@@ -5,8 +5,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps.memory import recall_bump
 from apps.memory.models import Memory
-from apps.memory.recall_bump import bump_recall_counts, wait_for_pending_bumps
+from apps.memory.recall_bump import (
+    bump_recall_counts,
+    schedule_recall_bump,
+    wait_for_pending_bumps,
+)
 from apps.memory.selectors import memory_recall
 from apps.memory.selectors.recall.results import RecallResult
 from apps.memory.services.recall import memory_recall_record
@@ -79,16 +84,45 @@ def test_cooldown_expiry_allows_the_next_bump(tenant):
     assert _count(memory) == 2
 
 
-def test_bumps_over_the_cap_are_dropped_not_queued(tenant, mocker):
-    from apps.memory import recall_bump
+def test_bumps_over_the_cap_are_dropped_not_queued(tenant, settings):
+    memories = [remember(tenant, "a", f"note {n}") for n in range(3)]
+    settings.MEMORY_RECALL_BUMP_MAX_PENDING = 2
 
-    memory = remember(tenant, "a", "x")
-    mocker.patch.object(recall_bump, "_slots", mocker.Mock(acquire=mocker.Mock(return_value=False)))
-
-    scheduled = recall_bump.schedule_recall_bump(memory_ids=[memory.pk])
+    scheduled = schedule_recall_bump(memory_ids=[memory.pk for memory in memories])
+    wait_for_pending_bumps()
 
     assert scheduled is False
-    assert _count(memory) == 0
+    assert [_count(memory) for memory in memories] == [0, 0, 0]
+
+
+def test_many_recalls_are_bumped_by_one_statement_each_drain(tenant, mocker):
+    """Ids queued while the bump thread is busy wait and go out together in one UPDATE."""
+    memories = [remember(tenant, "a", f"note {n}") for n in range(20)]
+    bump = mocker.patch.object(
+        recall_bump, "bump_recall_counts", wraps=recall_bump.bump_recall_counts
+    )
+
+    # Hold the queue's lock so every id is queued before the thread can take any.
+    with recall_bump._queue._condition:
+        for memory in memories:
+            assert schedule_recall_bump(memory_ids=[memory.pk]) is True
+    wait_for_pending_bumps()
+
+    assert bump.call_count == 1
+    assert set(bump.call_args.kwargs["memory_ids"]) == {memory.pk for memory in memories}
+    assert [_count(memory) for memory in memories] == [1] * 20
+
+
+def test_an_id_bumped_within_the_cooldown_is_not_queued_again(tenant):
+    memory = remember(tenant, "a", "note")
+
+    first = schedule_recall_bump(memory_ids=[memory.pk])
+    wait_for_pending_bumps()
+    second = schedule_recall_bump(memory_ids=[memory.pk])
+    wait_for_pending_bumps()
+
+    assert (first, second) == (True, False)
+    assert _count(memory) == 1
 
 
 def test_the_recall_selector_alone_bumps_nothing(tenant):
