@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -41,12 +42,14 @@ from apps.memory.selectors.recall.scope import (
     ROWS_PENDING,
     CompiledScope,
     count_rows,
+    fetch_rows,
     fetch_scored,
+    fetch_values,
     quote,
     recall_scope,
     select_list,
 )
-from apps.memory.selectors.recall.semantic import semantic_recall
+from apps.memory.selectors.recall.semantic import semantic_ranking
 from apps.tenancy.models import Tenant
 
 
@@ -55,6 +58,8 @@ def _bm25_sql(
     fetch: int,
     population: Sequence[CompiledScope] = (),
     vector_param: VectorParam | None = None,
+    *,
+    rows: bool = True,
 ) -> tuple[str, list[Any]]:
     """Okapi BM25 over ``search_vector`` for the rows in ``scope``, best first (one statement).
 
@@ -83,6 +88,7 @@ def _bm25_sql(
 
     With a query vector (``vector_param``) each row also carries its cosine similarity to it
     (NULL for a row without a vector), so a keyword-only hit of ``hybrid`` reports one too.
+    Without ``rows`` the statement returns each row's id instead of its columns.
     """
     table, pk = scope.table, quote(scope.using, "id")
     parts = list(population) or [scope]
@@ -93,6 +99,7 @@ def _bm25_sql(
     vector = f"{table}.{quote(scope.using, 'search_vector')}"
     embedding = f"{table}.{quote(scope.using, 'embedding')}"
     similarity = "NULL::float8" if vector_param is None else f"1 - ({embedding} <=> %s)"
+    columns = select_list(scope.using) if rows else f"{table}.{pk}"
     # Identifiers and WHERE clauses come from Django; every value is a parameter.
     sql = f"""
         WITH terms AS (
@@ -130,13 +137,15 @@ def _bm25_sql(
                                    + %s * (1 - %s + %s * presence.length / weights.mean_length))
                             )::numeric, 12) DESC, presence.id
              LIMIT %s
-        ), hits AS (
-            SELECT {table}.{pk} AS id, term.lexeme, length({vector})::float8 AS length,
+        ), hits AS MATERIALIZED (
+            -- Each pooled document is unnested once, from its copy in `matched`; the lexemes
+            -- are tested against an array, so no plan can unnest a document once per term.
+            SELECT matched.id, term.lexeme, length(matched.document)::float8 AS length,
                    (SELECT sum(CASE weight WHEN 'A' THEN 1.0 ELSE %s END)
                       FROM unnest(term.weights) AS weight)::float8 AS frequency
-              FROM pool JOIN {table} ON {table}.{pk} = pool.id
-                   CROSS JOIN LATERAL unnest({vector}) AS term
-             WHERE {scope.where} AND term.lexeme IN (SELECT lexeme FROM terms)
+              FROM pool JOIN matched USING (id)
+                   CROSS JOIN LATERAL unnest(matched.document) AS term
+             WHERE term.lexeme = ANY ((SELECT array_agg(lexeme) FROM terms)::text[])
         ), ranked AS (
             SELECT hits.id, round(sum(weights.idf * hits.frequency * (%s + 1)
                        / (hits.frequency
@@ -145,7 +154,7 @@ def _bm25_sql(
               FROM hits JOIN weights USING (lexeme)
              GROUP BY hits.id ORDER BY keyword_score DESC, hits.id LIMIT %s
         )
-        SELECT {select_list(scope.using)}, ranked.keyword_score, {similarity} FROM {table}
+        SELECT {columns}, ranked.keyword_score, {similarity} FROM {table}
           JOIN ranked ON ranked.id = {table}.{pk}
          WHERE {scope.where} ORDER BY ranked.keyword_score DESC, {table}.{pk}
     """  # noqa: S608
@@ -158,7 +167,6 @@ def _bm25_sql(
         context_weight,  # presence
         *(k1, k1, b, b, pool),  # pool
         context_weight,  # hits
-        *scope.params,
         *(k1, k1, b, b, fetch),  # ranked
         *([] if vector_param is None else [vector_param]),  # similarity
         *scope.params,  # the rows
@@ -188,14 +196,46 @@ def keyword_ranking(
     ]
 
 
+def keyword_ranked_ids(
+    scope: CompiledScope,
+    query: str,
+    fetch: int,
+    population: Sequence[CompiledScope],
+    vector: Sequence[float],
+) -> list[tuple[uuid.UUID, float, float | None]]:
+    """:func:`keyword_ranking` as ``(id, bm25, similarity)``, without reading the rows: the
+    keyword leg of ``hybrid``, whose rows only matter for the fused winners."""
+    sql, params = _bm25_sql(scope, fetch, population, VectorParam(vector), rows=False)
+    return [
+        (pk, float(score), None if similarity is None else float(similarity))
+        for pk, score, similarity in fetch_values(
+            scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params]
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class Fused:
+    """One memory of the fused ranking: its id, fused score, the legs that ranked it and its
+    cosine similarity to the query (None for a row without a vector)."""
+
+    pk: uuid.UUID
+    score: float
+    legs: frozenset[str]
+    similarity: float | None
+
+
 def fuse(
-    semantic: Sequence[RecallHit], keyword: Sequence[KeywordRow], limit: int
-) -> list[RecallHit]:
-    """Weighted reciprocal rank fusion; the score is normalised so 1.0 means "first in both".
+    semantic: Sequence[tuple[uuid.UUID, float]],
+    keyword: Sequence[tuple[uuid.UUID, float, float | None]],
+    limit: int,
+) -> list[Fused]:
+    """Weighted reciprocal rank fusion of the vector leg's ``(id, distance)`` and the keyword
+    leg's ``(id, bm25, similarity)``, best first; the score is normalised so 1.0 means "first
+    in both".
 
     The score is a rank, not a relevance: the same memory scores differently for the same
-    query as the rest of the subject changes. Each hit's ``similarity`` is its cosine to the
-    query, from whichever leg read it.
+    query as the rest of the subject changes.
 
     Ties (equal fused score) go to the better semantic rank, then the better keyword rank,
     then the id, so the order is total and repeatable.
@@ -205,20 +245,17 @@ def fuse(
         "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
         "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
     }
-    memories: dict[Any, Memory] = {}
-    similarity: dict[Any, float | None] = {}
-    ranks: dict[Any, dict[str, int]] = {}
-    for rank, hit in enumerate(semantic, start=1):
-        memories[hit.memory.pk] = hit.memory
-        similarity[hit.memory.pk] = hit.similarity
-        ranks.setdefault(hit.memory.pk, {})["semantic"] = rank
-    for rank, (memory, _score, cosine) in enumerate(keyword, start=1):
-        memories.setdefault(memory.pk, memory)
-        similarity.setdefault(memory.pk, cosine)
-        ranks.setdefault(memory.pk, {})["keyword"] = rank
+    similarity: dict[uuid.UUID, float | None] = {}
+    ranks: dict[uuid.UUID, dict[str, int]] = {}
+    for rank, (pk, distance) in enumerate(semantic, start=1):
+        similarity[pk] = 1.0 - distance
+        ranks.setdefault(pk, {})["semantic"] = rank
+    for rank, (pk, _score, cosine) in enumerate(keyword, start=1):
+        similarity.setdefault(pk, cosine)
+        ranks.setdefault(pk, {})["keyword"] = rank
     ceiling = sum(weights.values()) / (k + 1)
 
-    def fused(pk: Any) -> float:
+    def fused(pk: uuid.UUID) -> float:
         return sum(weights[leg] / (k + rank) for leg, rank in ranks[pk].items()) / ceiling
 
     inf = float("inf")
@@ -231,20 +268,22 @@ def fuse(
             str(pk),
         ),
     )
-    reasons = {
-        frozenset({"semantic"}): REASON_SEMANTIC,
-        frozenset({"keyword"}): REASON_KEYWORD,
-        frozenset({"semantic", "keyword"}): REASON_KEYWORD_AND_SEMANTIC,
-    }
     return [
-        RecallHit(
-            memory=memories[pk],
+        Fused(
+            pk=pk,
             score=round(fused(pk), 6),
-            selection_reason=_keyword_reason(memories[pk], reasons[frozenset(ranks[pk])]),
-            similarity=similarity.get(pk),
+            legs=frozenset(ranks[pk]),
+            similarity=similarity[pk],
         )
         for pk in order[:limit]
     ]
+
+
+_REASONS = {
+    frozenset({"semantic"}): REASON_SEMANTIC,
+    frozenset({"keyword"}): REASON_KEYWORD,
+    frozenset({"semantic", "keyword"}): REASON_KEYWORD_AND_SEMANTIC,
+}
 
 
 def _keyword_reason(memory: Memory, reason: str) -> str:
@@ -267,21 +306,7 @@ def keyword_recall(
     started = time.perf_counter()
     fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
     meta: dict[str, Any] = {}
-    semantic: list[RecallHit] = []
     strategy = STRATEGY_KEYWORD
-    if vector is not None:
-        # The vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper.
-        leg = semantic_recall(
-            tenant=tenant,
-            subject_id=subject_id,
-            vector=vector,
-            project_id=project_id,
-            limit=fetch,
-            include_superseded=include_superseded,
-        )
-        semantic, strategy = leg.results, leg.meta["strategy"]
-        if "ann_iterative_scan" in leg.meta:
-            meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
     # The keyword leg ranks pending rows too (read-your-writes): a memory is findable by its
     # words as soon as its write commits, before the embedding task reaches it.
     scopes = {
@@ -294,30 +319,58 @@ def keyword_recall(
         )
         for rows in (ROWS_ANY, ROWS_EMBEDDED, ROWS_PENDING)
     }
-    keyword = keyword_ranking(
-        scopes[ROWS_ANY],
-        query,
-        fetch,
-        population=(scopes[ROWS_EMBEDDED], scopes[ROWS_PENDING]),
-        vector=vector,
-    )
+    population = (scopes[ROWS_EMBEDDED], scopes[ROWS_PENDING])
     if vector is None:
+        pending = count_rows(scopes[ROWS_PENDING])
         results = [
             RecallHit(
                 memory=memory,
                 score=round(score, 6),
                 selection_reason=_keyword_reason(memory, REASON_KEYWORD),
             )
-            for memory, score, _similarity in keyword[:limit]
+            for memory, score, _similarity in keyword_ranking(
+                scopes[ROWS_ANY], query, fetch, population=population
+            )[:limit]
         ]
     else:
-        results = fuse(semantic, keyword, limit)
+        # The vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper;
+        # both legs rank ids, and only the fused winners' rows are read.
+        leg = semantic_ranking(
+            tenant=tenant,
+            subject_id=subject_id,
+            vector=vector,
+            project_id=project_id,
+            limit=fetch,
+            include_superseded=include_superseded,
+        )
+        strategy = leg.strategy
+        if "ann_iterative_scan" in leg.meta:
+            meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
+        winners = fuse(
+            leg.ranked,
+            keyword_ranked_ids(scopes[ROWS_ANY], query, fetch, population, vector),
+            limit,
+        )
+        memories, pending = fetch_rows(
+            scopes[ROWS_ANY], [winner.pk for winner in winners], counting=scopes[ROWS_PENDING]
+        )
+        results = [
+            RecallHit(
+                memory=memories[winner.pk],
+                score=winner.score,
+                selection_reason=_keyword_reason(memories[winner.pk], _REASONS[winner.legs]),
+                similarity=winner.similarity,
+            )
+            # A winner forgotten between the ranking and this read is left out, not faked.
+            for winner in winners
+            if winner.pk in memories
+        ]
     meta.update(
         envelope_meta(
             results=results,
             limit=limit,
             strategy=strategy,
-            pending_searched=count_rows(scopes[ROWS_PENDING]),
+            pending_searched=pending,
         )
     )
     meta["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)

@@ -220,9 +220,9 @@ def quote(using: str, name: str) -> str:
 def fetch_scored(
     scope: CompiledScope, sql: str, params: Sequence[Any], *, columns: int = 1
 ) -> list[tuple[Memory, tuple[Any, ...]]]:
-    """Run a statement selecting :func:`select_list` plus ``columns`` trailing values; rows
-    come back as ``(Memory, values)``, built the way Django's own iterators build them
-    (``from_db`` after the fields' converters), without ``raw()``'s per-query column
+    """Run a statement selecting :func:`select_list` plus ``columns`` (0 or more) trailing
+    values; rows come back as ``(Memory, values)``, built the way Django's own iterators build
+    them (``from_db`` after the fields' converters), without ``raw()``'s per-query column
     resolution. Parameters are bound server-side (:mod:`apps.core.db.cursors`)."""
     shape = _row_shape(scope.using)
     connection = connections[scope.using]
@@ -231,13 +231,12 @@ def fetch_scored(
         rows = cursor.fetchall()
     scored = []
     for row in rows:
-        values = list(row[:-columns])
+        split = len(row) - columns
+        values = list(row[:split])
         for position, column, converters in shape.converters:
             for converter in converters:
                 values[position] = converter(values[position], column, connection)
-        scored.append(
-            (Memory.from_db(scope.using, shape.field_names, values), tuple(row[-columns:]))
-        )
+        scored.append((Memory.from_db(scope.using, shape.field_names, values), tuple(row[split:])))
     return scored
 
 
@@ -246,3 +245,30 @@ def fetch_ranked(
 ) -> list[tuple[Memory, float]]:
     """:func:`fetch_scored` with one score column, as a float."""
     return [(memory, float(values[0])) for memory, values in fetch_scored(scope, sql, params)]
+
+
+def fetch_values(scope: CompiledScope, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Run a statement that selects plain values (ids and scores), not memory rows."""
+    with server_bound_cursor(scope.using) as cursor:
+        cursor.execute(sql, params)
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def fetch_rows(
+    scope: CompiledScope, ids: Sequence[Any], *, counting: CompiledScope
+) -> tuple[dict[Any, Memory], int]:
+    """The rows of ``ids`` that are in ``scope``, by id, and how many rows ``counting`` covers:
+    a ranking that read ids only (the legs of ``hybrid``) reads its winners' rows alone, under
+    the same guarded clause, and the count rides in the same statement."""
+    if not ids:
+        return {}, count_rows(counting)
+    table, pk = scope.table, quote(scope.using, "id")
+    sql = (
+        f"SELECT {select_list(scope.using)}, "  # noqa: S608
+        f"(SELECT count(*) FROM {table} WHERE {counting.where}) FROM {table} "
+        f"WHERE {table}.{pk} = ANY(%s) AND {scope.where}"
+    )
+    rows = fetch_scored(scope, sql, [*counting.params, list(ids), *scope.params])
+    if not rows:  # every winner was forgotten since it was ranked
+        return {}, count_rows(counting)
+    return {memory.pk: memory for memory, _count in rows}, int(rows[0][1][0])

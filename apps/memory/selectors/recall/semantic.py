@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -39,22 +40,33 @@ from apps.memory.selectors.recall.results import (
 from apps.memory.selectors.recall.scope import (
     CompiledScope,
     fetch_ranked,
+    fetch_values,
     quote,
     recall_scope,
     select_list,
 )
 from apps.tenancy.models import Tenant
 
+#: Nearest first: ``(Memory, distance)`` when the statement read rows, ``(id, distance)`` when not.
+Ranked = list[tuple[Any, float]]
+
 
 def _exact(
-    scope: CompiledScope, vector: VectorParam, limit: int, *, threshold: int | None = None
-) -> list[tuple[Memory, float]]:
+    scope: CompiledScope,
+    vector: VectorParam,
+    limit: int,
+    *,
+    threshold: int | None = None,
+    rows: bool = True,
+) -> Ranked:
     """The scope's true top-``limit`` rows, nearest first: every row in scope is scored.
 
-    One statement in two steps. The inner one ranks ``(id, distance)`` only, so Postgres
-    answers it with an index-only scan of the covering index (migration 0006): one subject's
-    vectors sit together in its leaf pages instead of on one heap page per row. The outer one
-    fetches the winners' rows, under the same scope predicate.
+    The ranking step reads ``(id, distance)`` only, so Postgres answers it with an index-only
+    scan of the covering index (migration 0006): one subject's vectors sit together in its
+    leaf pages instead of on one heap page per row. With ``rows``, the same statement then
+    fetches each winner's row by primary key (a lateral lookup, so no estimate can turn it
+    into a rescan of the subject per winner), under the same scope predicate; without, the
+    ranking is the whole statement and ids come back.
 
     ``threshold``: rank nothing unless the scope holds at most that many rows — an
     uncorrelated NOT EXISTS that Postgres evaluates once (an InitPlan), reading at most
@@ -63,37 +75,45 @@ def _exact(
     table, pk = scope.table, quote(scope.using, "id")
     embedding = quote(scope.using, "embedding")
     # Identifiers and WHERE clauses come from Django; every value is a parameter.
-    inner = [
-        f"SELECT {table}.{pk}, ({table}.{embedding} <=> %s) + 0 AS distance "  # noqa: S608
+    ranking = [
+        f"SELECT {table}.{pk} AS id, ({table}.{embedding} <=> %s) + 0 AS distance "  # noqa: S608
         f"FROM {table} WHERE {scope.where}"
     ]
     params: list[Any] = [vector, *scope.params]
     if threshold is not None:
-        inner.append(
+        ranking.append(
             f" AND NOT EXISTS (SELECT 1 FROM {table} WHERE {scope.where} OFFSET %s LIMIT 1)"  # noqa: S608
         )
         params += [*scope.params, threshold]
-    inner.append(f" ORDER BY distance, {table}.{pk} LIMIT %s")
-    params += [limit, *scope.params]
+    ranking.append(f" ORDER BY distance, {table}.{pk} LIMIT %s")
+    params.append(limit)
+    if not rows:
+        return [
+            (pk_, float(distance))
+            for pk_, distance in fetch_values(scope, "".join(ranking), params)
+        ]
     sql = (
-        f"SELECT {select_list(scope.using)}, ranked.distance FROM {table} "  # noqa: S608
-        f"JOIN ({''.join(inner)}) AS ranked ON ranked.{pk} = {table}.{pk} "
-        f"WHERE {scope.where} ORDER BY ranked.distance, {table}.{pk}"
+        f"SELECT winner.*, ranked.distance FROM ({''.join(ranking)}) AS ranked "  # noqa: S608
+        f"CROSS JOIN LATERAL (SELECT {select_list(scope.using)} FROM {table} "
+        f"WHERE {table}.{pk} = ranked.id AND {scope.where}) AS winner "
+        f"ORDER BY ranked.distance, ranked.id"
     )
-    return fetch_ranked(scope, sql, params)
+    return fetch_ranked(scope, sql, [*params, *scope.params])
 
 
-def _approximate(
-    scope: CompiledScope, vector: VectorParam, fetch: int
-) -> list[tuple[Memory, float]]:
+def _approximate(scope: CompiledScope, vector: VectorParam, fetch: int, *, rows: bool) -> Ranked:
     """The first ``fetch`` rows in scope the HNSW index hands back, by the bare operator."""
     table = scope.table
     embedding = quote(scope.using, "embedding")
+    columns = select_list(scope.using) if rows else f"{table}.{quote(scope.using, 'id')}"
     sql = (
-        f"SELECT {select_list(scope.using)}, ({table}.{embedding} <=> %s) AS distance "  # noqa: S608
+        f"SELECT {columns}, ({table}.{embedding} <=> %s) AS distance "  # noqa: S608
         f"FROM {table} WHERE {scope.where} ORDER BY distance LIMIT %s"
     )
-    return fetch_ranked(scope, sql, [vector, *scope.params, fetch])
+    params = [vector, *scope.params, fetch]
+    if not rows:
+        return [(pk, float(distance)) for pk, distance in fetch_values(scope, sql, params)]
+    return fetch_ranked(scope, sql, params)
 
 
 def _has_rows(scope: CompiledScope) -> bool:
@@ -105,7 +125,7 @@ def _has_rows(scope: CompiledScope) -> bool:
         return cursor.fetchone() is not None
 
 
-def _ann(scope: CompiledScope, vector: VectorParam, limit: int) -> list[tuple[Memory, float]]:
+def _ann(scope: CompiledScope, vector: VectorParam, limit: int, *, rows: bool) -> Ranked:
     with transaction.atomic(using=scope.using), server_bound_cursor(scope.using) as cursor:
         # One round trip for every knob, each local to this transaction:
         # - relaxed_order: the iterative scan keeps walking the graph until `limit` rows pass
@@ -124,11 +144,86 @@ def _ann(scope: CompiledScope, vector: VectorParam, limit: int) -> list[tuple[Me
             ],
         )
         ranked = _approximate(
-            scope, vector, limit * max(1, settings.MEMORY_HNSW_CANDIDATES_PER_RESULT)
+            scope, vector, limit * max(1, settings.MEMORY_HNSW_CANDIDATES_PER_RESULT), rows=rows
         )
     # relaxed_order returns neighbours roughly in order; the final order (and cut) is exact.
-    ranked.sort(key=lambda pair: (pair[1], str(pair[0].pk)))
+    ranked.sort(key=lambda pair: (pair[1], str(_pk(pair[0]))))
     return ranked[:limit]
+
+
+def _pk(item: Memory | uuid.UUID) -> uuid.UUID:
+    return item.pk if isinstance(item, Memory) else item
+
+
+@dataclass(frozen=True)
+class VectorRanking:
+    """The vector leg's nearest ``(Memory or id, distance)`` pairs, and how it read them."""
+
+    ranked: Ranked
+    strategy: str
+    meta: dict[str, Any]
+
+
+def _vector_ranking(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    vector: Sequence[float],
+    project_id: uuid.UUID | None,
+    limit: int,
+    include_superseded: bool,
+    rows: bool,
+) -> VectorRanking:
+    scope = recall_scope(
+        tenant_id=tenant.pk,
+        subject_id=subject_id,
+        project_id=project_id,
+        include_superseded=include_superseded,
+    )
+    # Packed once per recall and shared by every statement (this sits on the hot path).
+    query_vector = VectorParam(vector)
+    meta: dict[str, Any] = {}
+    strategy = STRATEGY_EXACT
+    if include_superseded:
+        ranked = _exact(scope, query_vector, limit, rows=rows)
+    else:
+        meta["ann_iterative_scan"] = "off"
+        # The common case is one statement: the exact top-k behind a one-time check that the
+        # subject has at most `threshold` rows. A larger subject returns no rows, and so does
+        # an empty one; a LIMIT 1 probe tells the two apart.
+        threshold = settings.MEMORY_EXACT_SCAN_MAX_ROWS
+        ranked = _exact(scope, query_vector, limit, threshold=threshold, rows=rows)
+        if not ranked and _has_rows(scope):
+            strategy = STRATEGY_ANN
+            meta["ann_iterative_scan"] = "applied"
+            ranked = _ann(scope, query_vector, limit, rows=rows)
+            if len(ranked) < limit:
+                # The index gave up before k rows (max_scan_tuples); finish exactly.
+                strategy = STRATEGY_ANN_EXACT
+                ranked = _exact(scope, query_vector, limit, rows=rows)
+    return VectorRanking(ranked=ranked, strategy=strategy, meta=meta)
+
+
+def semantic_ranking(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    vector: Sequence[float],
+    project_id: uuid.UUID | None,
+    limit: int,
+    include_superseded: bool,
+) -> VectorRanking:
+    """The vector leg of ``hybrid``: the nearest ``limit`` ids and distances, no rows (only
+    the fused winners' rows are read, by :func:`apps.memory.selectors.recall.scope.fetch_rows`)."""
+    return _vector_ranking(
+        tenant=tenant,
+        subject_id=subject_id,
+        vector=vector,
+        project_id=project_id,
+        limit=limit,
+        include_superseded=include_superseded,
+        rows=False,
+    )
 
 
 def semantic_recall(
@@ -142,37 +237,21 @@ def semantic_recall(
 ) -> RecallResult:
     """The subject's ``limit`` nearest memories to ``vector`` (``mode=semantic``)."""
     started = time.perf_counter()
-    scope = recall_scope(
-        tenant_id=tenant.pk,
+    leg = _vector_ranking(
+        tenant=tenant,
         subject_id=subject_id,
+        vector=vector,
         project_id=project_id,
+        limit=limit,
         include_superseded=include_superseded,
+        rows=True,
     )
-    # Packed once per recall and shared by every statement (this sits on the hot path).
-    query_vector = VectorParam(vector)
-    meta: dict[str, Any] = {}
-    strategy = STRATEGY_EXACT
-    if include_superseded:
-        ranked = _exact(scope, query_vector, limit)
-    else:
-        meta["ann_iterative_scan"] = "off"
-        # The common case is one statement: the exact top-k behind a one-time check that the
-        # subject has at most `threshold` rows. A larger subject returns no rows, and so does
-        # an empty one; a LIMIT 1 probe tells the two apart.
-        threshold = settings.MEMORY_EXACT_SCAN_MAX_ROWS
-        ranked = _exact(scope, query_vector, limit, threshold=threshold)
-        if not ranked and _has_rows(scope):
-            strategy = STRATEGY_ANN
-            meta["ann_iterative_scan"] = "applied"
-            ranked = _ann(scope, query_vector, limit)
-            if len(ranked) < limit:
-                # The index gave up before k rows (max_scan_tuples); finish exactly.
-                strategy = STRATEGY_ANN_EXACT
-                ranked = _exact(scope, query_vector, limit)
     results = [
         RecallHit(memory=memory, score=1.0 - distance, similarity=1.0 - distance)
-        for memory, distance in ranked
+        for memory, distance in leg.ranked
+        if isinstance(memory, Memory)
     ]
-    meta.update(envelope_meta(results=results, limit=limit, strategy=strategy))
+    meta = dict(leg.meta)
+    meta.update(envelope_meta(results=results, limit=limit, strategy=leg.strategy))
     meta["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return RecallResult(results=results, meta=meta)
