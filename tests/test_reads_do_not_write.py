@@ -1,6 +1,7 @@
 """The HTTP layer and the selectors never write rows themselves: every write goes through a
-service (docs/architecture.md, "Apps and the direction of dependencies"). import-linter keeps selectors from importing
-services; this scan keeps either layer from calling the ORM's write methods directly."""
+service (docs/architecture.md, "Apps and the direction of dependencies"). import-linter keeps
+selectors from importing services; this scan keeps either layer from calling the ORM's write
+methods directly."""
 
 from __future__ import annotations
 
