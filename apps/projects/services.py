@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import uuid
 
-from django.db import IntegrityError, router, transaction
+from django.db import IntegrityError
 from django.utils.text import slugify
 
+from apps.core.db.transactions import write_transaction
 from apps.projects.exceptions import InvalidSlug, ProjectSlugTaken
 from apps.projects.models import SLUG_MAX_LENGTH, Project, ProjectStatus
 from apps.projects.repo_urls import normalize_repo_url
@@ -66,7 +67,7 @@ def project_create(
     _set_repo_url(project, repo_url or "")
     project.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
     try:
-        with transaction.atomic(using=router.db_for_write(Project), durable=True):
+        with write_transaction():
             project.save(force_insert=True)
     except IntegrityError as exc:
         if _is_slug_violation(exc):
@@ -93,7 +94,7 @@ def project_update(
     """
     changed: list[str] = []
     try:
-        with transaction.atomic(using=router.db_for_write(Project), durable=True):
+        with write_transaction():
             project = project_get(tenant=tenant, project_id=project_id, for_update=True)
             if name is not None:
                 project.name = name.strip()
@@ -121,7 +122,7 @@ def project_archive(*, tenant: Tenant, project_id: uuid.UUID | str) -> Project:
     """Archive a project (idempotent). Archived projects are listed and fetchable by id, and
     rows filed under them keep their project_id, but ``resolve_project`` no longer finds them.
     """
-    with transaction.atomic(using=router.db_for_write(Project), durable=True):
+    with write_transaction():
         project = project_get(tenant=tenant, project_id=project_id, for_update=True)
         if project.status != ProjectStatus.ARCHIVED:
             project.status = ProjectStatus.ARCHIVED

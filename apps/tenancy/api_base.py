@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from typing_extensions import override
 
+from apps.core.db.transactions import request_transaction
 from apps.core.exceptions import PermissionDenied
 from apps.core.rate_limits import enforce_rate_limit
 from apps.tenancy.exceptions import (
@@ -170,6 +171,11 @@ def _fingerprint(request: Request) -> str:
     return digest.hexdigest()
 
 
+def _as_sent(response: Response) -> Any:
+    """The body as the client receives it (DRF's encoder: UUIDs, datetimes, decimals)."""
+    return None if response.data is None else json.loads(JSONRenderer().render(response.data))
+
+
 def idempotent(handler: _Handler) -> _Handler:
     """Make a ``TenantApi`` write method honour the ``Idempotency-Key`` header.
 
@@ -196,20 +202,31 @@ def idempotent(handler: _Handler) -> _Handler:
             return Response(
                 outcome.body, status=outcome.status_code, headers={REPLAYED_HEADER: "true"}
             )
+        committing = False
         try:
-            response = handler(view, request, *args, **kwargs)
+            # The write and its kept response commit together, so a retry either replays the
+            # response or finds that nothing was written; never a write applied twice.
+            with request_transaction():
+                response = handler(view, request, *args, **kwargs)
+                if 200 <= response.status_code < 300:
+                    idempotency_complete(
+                        tenant=tenant,
+                        claim=outcome,
+                        status_code=response.status_code,
+                        body=_as_sent(response),
+                    )
+                else:
+                    idempotency_release(tenant=tenant, claim=outcome)
+                committing = True
         except BaseException:
-            idempotency_release(tenant=tenant, claim=outcome)
+            if not committing:
+                # Rolled back: nothing was written, so a retry must be free to run at once.
+                idempotency_release(tenant=tenant, claim=outcome)
+            # A COMMIT that failed may still have been applied: the claim stays in progress
+            # until its lease runs out, and the retry then replays or runs.
             raise
-        if not 200 <= response.status_code < 300:
-            idempotency_release(tenant=tenant, claim=outcome)
-            return response
-        # Stored as the JSON the client received (DRF's encoder: UUIDs, datetimes, decimals).
-        body = None if response.data is None else json.loads(JSONRenderer().render(response.data))
-        idempotency_complete(
-            tenant=tenant, claim=outcome, status_code=response.status_code, body=body
-        )
-        response[REPLAYED_HEADER] = "false"
+        if 200 <= response.status_code < 300:
+            response[REPLAYED_HEADER] = "false"
         return response
 
     wrapper.idempotent = True  # type: ignore[attr-defined] # read by the coverage test

@@ -7,9 +7,11 @@ claimant then *completes* the record with its 2xx response, which later requests
 same key and body get back verbatim, or *releases* it when the request failed (an error
 wrote nothing, so a retry must be free to run).
 
-The claim commits on its own, before the write's service opens its durable transaction:
-services may not be nested inside an outer transaction, and the claim has to be visible
-to a concurrent duplicate while the first request is still running.
+The claim commits on its own, before the request's transaction opens: it has to be visible
+to a concurrent duplicate while the first request is still running. The completion runs in
+the request's transaction (``apps.core.db.transactions.request_transaction``), so the write
+and its kept response commit together: a connection lost before that commit leaves the
+claim in progress and no write, and the retry that takes it over after the lease runs once.
 """
 
 from __future__ import annotations

@@ -3,13 +3,16 @@
 import threading
 from datetime import timedelta
 
+import psycopg
 import pytest
-from django.db import connections
+from django.db import connection, connections, transaction
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
+from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import request_transaction, write_transaction
 from apps.memory.models import Memory
 from apps.tenancy.api_base import TenantApi
 from apps.tenancy.exceptions import IdempotencyKeyInProgress
@@ -232,6 +235,85 @@ def test_concurrent_duplicates_write_once(make_caller, tenant):
     assert len(first_runs) == 1
     assert others <= {(409, "idempotency_key_in_progress")}
     assert Memory.objects.count() == 1
+
+
+def _terminate_this_connection() -> None:
+    """Kill this process's database session from the outside, as a failover would."""
+    pid = connection.connection.info.backend_pid
+    s = connection.settings_dict
+    with psycopg.connect(
+        host=s["HOST"], port=s["PORT"], user=s["USER"], dbname=s["NAME"], autocommit=True
+    ) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_lost_before_the_commit_writes_nothing_and_frees_the_key(agent, mocker):
+    def lose_the_connection_then_complete(**kwargs):
+        # The memory's INSERT has run on this connection; the database drops it now.
+        _terminate_this_connection()
+        idempotency_complete(**kwargs)
+
+    mocker.patch(
+        "apps.tenancy.api_base.idempotency_complete", side_effect=lose_the_connection_then_complete
+    )
+    try:
+        lost = _write(agent, {"text": "Prefers tabs"}, "key-1")
+    finally:
+        connection.close()  # the next query opens a fresh session
+    mocker.stopall()
+
+    assert (lost.status_code, lost.json()["error"]["code"]) == (503, "database_unavailable")
+    assert Memory.objects.count() == 0
+    assert IdempotencyRecord.objects.count() == 0
+    retried = _write(agent, {"text": "Prefers tabs"}, "key-1")
+    assert (retried.status_code, retried["Idempotent-Replayed"]) == (201, "false")
+    assert list(Memory.objects.values_list("text", flat=True)) == ["Prefers tabs"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_commit_keeps_the_key_until_its_lease_and_the_retry_writes_once(
+    agent, mocker, settings
+):
+    def complete_then_lose_the_connection(**kwargs):
+        # Write and response are both in the transaction; the database drops before COMMIT,
+        # which from here looks the same as a COMMIT whose answer was lost.
+        idempotency_complete(**kwargs)
+        _terminate_this_connection()
+
+    mocker.patch(
+        "apps.tenancy.api_base.idempotency_complete", side_effect=complete_then_lose_the_connection
+    )
+    try:
+        lost = _write(agent, {"text": "Prefers tabs"}, "key-1")
+    finally:
+        connection.close()
+    mocker.stopall()
+
+    assert (lost.status_code, lost.json()["error"]["code"]) == (503, "database_unavailable")
+    assert Memory.objects.count() == 0
+    assert IdempotencyRecord.objects.get().status_code is None  # the claim is kept
+    assert _write(agent, {"text": "Prefers tabs"}, "key-1").status_code == 409
+
+    settings.IDEMPOTENCY_LEASE_SECONDS = 0  # the lost request's lease has run out
+    retried = _write(agent, {"text": "Prefers tabs"}, "key-1")
+    replayed = _write(agent, {"text": "Prefers tabs"}, "key-1")
+
+    assert (retried.status_code, retried["Idempotent-Replayed"]) == (201, "false")
+    assert (replayed.status_code, replayed["Idempotent-Replayed"]) == (201, "true")
+    assert list(Memory.objects.values_list("text", flat=True)) == ["Prefers tabs"]
+
+
+def test_a_service_transaction_is_durable_except_inside_a_request_transaction(db):
+    with (
+        transaction.atomic(using=PRIMARY),
+        pytest.raises(RuntimeError, match="durable"),
+        write_transaction(),
+    ):
+        pass
+
+    with request_transaction(), write_transaction():
+        assert connection.in_atomic_block
 
 
 # ----------------------------------------------------------------------------- coverage

@@ -12,9 +12,9 @@ import uuid
 from collections.abc import Iterable, Sequence
 
 from django.conf import settings
-from django.db import transaction
 
 from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.telemetry import emit
 from apps.knowledge.exceptions import (
     InvalidArticleIds,
@@ -144,7 +144,7 @@ def record_referenced(
     """
     parsed_search_id = _parse_search_id(search_id)
     ids = parse_article_ids(article_ids)
-    with transaction.atomic(using=PRIMARY, durable=True):
+    with write_transaction():
         surfaced = set(
             ArticleAccessEvent.objects.using(PRIMARY)
             .filter(

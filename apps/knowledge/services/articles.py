@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models import Q, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import PermissionDenied
 from apps.core.telemetry import emit
 from apps.knowledge.exceptions import (
@@ -259,7 +260,7 @@ def article_create(
     )
     status = clean_status(status)
     try:
-        with transaction.atomic(using=PRIMARY, durable=True):
+        with write_transaction():
             lock_knowledge_writes(tenant=tenant)
             duplicate = exact_duplicate(
                 tenant=tenant,
@@ -343,7 +344,7 @@ def article_update(
     body clears the vector and re-embeds it after commit. Edits never re-run the gate.
     """
     try:
-        with transaction.atomic(using=PRIMARY, durable=True):
+        with write_transaction():
             moves_title = changes.title is not None or changes.visibility is not None
             if moves_title:
                 lock_knowledge_writes(tenant=tenant)
@@ -410,7 +411,7 @@ def article_publish(*, tenant: Tenant, viewer: Viewer, article_id: uuid.UUID) ->
     if not viewer.can_curate:
         raise PermissionDenied("Only user and orchestrator keys may publish articles.")
     try:
-        with transaction.atomic(using=PRIMARY, durable=True):
+        with write_transaction():
             lock_knowledge_writes(tenant=tenant)
             article = _locked_visible(
                 tenant=tenant, viewer=viewer, article_id=article_id, include_archived=True
@@ -451,7 +452,7 @@ def article_archive(*, tenant: Tenant, viewer: Viewer, article_id: uuid.UUID) ->
     Agents may archive only their own articles. Archiving an archived article (which only a
     curator can see) changes nothing.
     """
-    with transaction.atomic(using=PRIMARY, durable=True):
+    with write_transaction():
         article = _locked_visible(
             tenant=tenant, viewer=viewer, article_id=article_id, include_archived=True
         )

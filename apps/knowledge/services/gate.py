@@ -22,10 +22,11 @@ import uuid
 from collections.abc import Sequence
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from pgvector.django import CosineDistance
 
 from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.telemetry import emit
 from apps.knowledge.exceptions import GateUnavailable
 from apps.knowledge.models import (
@@ -148,7 +149,7 @@ def propose_article(
             details={"reason": str(exc.reason)},
         ) from exc
     try:
-        with transaction.atomic(using=PRIMARY, durable=True):
+        with write_transaction():
             lock_knowledge_writes(tenant=tenant)
             # Re-checked under the lock: a concurrent proposal may have won since the pre-check.
             duplicate = exact_duplicate(

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.db import transaction
-
-from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.knowledge.exceptions import ArticleNotFound, InvalidArticle, NotArticleOwner
 from apps.knowledge.models import Article, ArticleLink, LinkKind
 from apps.knowledge.services.articles import link_articles
@@ -31,7 +29,7 @@ def article_link_create(
     kind = clean_choice("kind", kind, LinkKind.values)
     if from_article_id == to_article_id:
         raise InvalidArticle("An article cannot link to itself.", details={"field": "to"})
-    with transaction.atomic(using=PRIMARY, durable=True):
+    with write_transaction():
         articles = {
             article.pk: article
             for article in Article.objects.filter(

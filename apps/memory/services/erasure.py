@@ -20,11 +20,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
 from django.db.models import QuerySet
 
 from apps.core.db.on_commit import after_commit
-from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.telemetry import emit
 from apps.knowledge.history import history_forget_subject, history_forget_tenant
 from apps.knowledge.services import knowledge_erase_subject, knowledge_erase_tenant
@@ -120,7 +119,7 @@ def _erase(*, tenant: Tenant, subject_id: str | None, requested_by: str, dry_run
     }
     if subject_id is not None:
         scope["subject_sha256"] = subject_digest(subject_id)
-    with transaction.atomic(using=PRIMARY, durable=True):
+    with write_transaction():
         if subject_id is not None:
             # No write of this subject's memories can interleave with the erasure.
             lock_memory_scope(tenant=tenant, subject_id=subject_id)

@@ -55,17 +55,24 @@ class GraduationResult:
 def _graduation_lock(memory_id: uuid.UUID) -> Iterator[None]:
     """Serialise graduations of one memory across connections.
 
-    A session-level advisory lock, because the novelty gate commits its own (durable)
-    transaction: two concurrent first graduations queue here, and the second sees the first's
-    stamp instead of racing it through the gate.
+    An advisory lock, because the novelty gate commits its own (durable) transaction: two
+    concurrent first graduations queue here, and the second sees the first's stamp instead of
+    racing it through the gate. Session-level on its own; inside a request's transaction
+    (an idempotent request) transaction-level, so it is held until that stamp commits.
     """
     key = f"memory-graduation:{memory_id}"
-    with connections[PRIMARY].cursor() as cursor:
+    connection = connections[PRIMARY]
+    if connection.in_atomic_block:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+        yield
+        return
+    with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", [key])
     try:
         yield
     finally:
-        with connections[PRIMARY].cursor() as cursor:
+        with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [key])
 
 

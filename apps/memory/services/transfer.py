@@ -23,11 +23,11 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models.functions import MD5
 from django.utils import timezone
 
-from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.knowledge.models import ArticleStatus
 from apps.knowledge.selectors.transfer import article_ids_in_tenant
 from apps.knowledge.services.transfer import knowledge_restore
@@ -402,7 +402,7 @@ def memory_import(
             on_progress(str(record_type), count)
 
     try:
-        with transaction.atomic(using=PRIMARY, durable=True):
+        with write_transaction():
             existing = _check_memories(tenant=tenant, export=export)
             projects = _project_mapping(
                 tenant=tenant, export=export, drop_missing=drop_missing_projects, report=report

@@ -2,7 +2,8 @@ import threading
 import uuid
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
+from rest_framework.test import APIClient
 
 from apps.knowledge.models import Article
 from apps.knowledge.selectors import knowledge_search
@@ -260,3 +261,38 @@ def test_graduate_api_409_for_a_second_scope(agent, tenant):
 
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "already_graduated"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_keyed_graduations_over_http_with_different_scopes_one_wins(make_caller, tenant):
+    # Keyed requests run in one request transaction, so the stamp commits only at its end:
+    # the graduation lock has to be held until then.
+    raw_key = make_caller(tenant, agent_id="agent-a").issued.raw_key
+    project = ProjectFactory.create(tenant=tenant)
+    memory = _hot(tenant, "agent-a", "Deploys need a canary.", project_id=project.pk)
+    start = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def graduate(re_scope, key):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+        body = {"memory_id": str(memory.pk)} | ({"re_scope": re_scope} if re_scope else {})
+        try:
+            start.wait()
+            statuses.append(
+                client.post(GRADUATE, body, format="json", HTTP_IDEMPOTENCY_KEY=key).status_code
+            )
+        finally:
+            connections.close_all()
+
+    threads = [
+        threading.Thread(target=graduate, args=(scope, f"key-{n}"))
+        for n, scope in enumerate((None, "global"))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(statuses) == [201, 409]
+    assert Article.objects.count() == 1
