@@ -28,6 +28,7 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import unit_of_work
 from apps.memory.models import SESSION_ID_MAX_LENGTH, SessionRole
 from apps.memory.promotion.compiler import (
     CompileFailed,
@@ -367,7 +368,7 @@ def stored_session_turns(session: EvalSession, *, index: int) -> list[Turn]:
     process dies half-way; the LLM (if any) is called afterwards, outside any transaction.
     """
     session_id = eval_session_id(index, session)
-    with transaction.atomic(using=PRIMARY):
+    with unit_of_work():
         tenant = tenant_create(
             slug=f"promotion-eval-{secrets.token_hex(6)}", name="promotion eval (throwaway)"
         )

@@ -19,10 +19,10 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import NotFound, ValidationFailed
 
 SEED_MARKER = "engram-seed:every="
@@ -96,7 +96,7 @@ def _seeded_seconds(task: PeriodicTask) -> int | None:
 def schedule_seed() -> dict[str, str]:
     """Write the code's schedule into the beat tables. Returns name → what happened."""
     outcome: dict[str, str] = {}
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         for name, (task_name, seconds) in code_schedule().items():
             existing = (
                 PeriodicTask.objects.using(PRIMARY)
@@ -167,7 +167,7 @@ def schedule_set_interval(*, name: str, every_seconds: int) -> ScheduledTask:
         raise ValidationFailed(
             f"--every must be between {MIN_INTERVAL_SECONDS} and {MAX_INTERVAL_SECONDS} seconds."
         )
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         task = _get(name)
         task.interval = _interval(every_seconds)
         # Saving the task bumps django-celery-beat's change marker, which beat polls.
@@ -176,7 +176,7 @@ def schedule_set_interval(*, name: str, every_seconds: int) -> ScheduledTask:
 
 
 def schedule_set_enabled(*, name: str, enabled: bool) -> ScheduledTask:
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         task = _get(name)
         task.enabled = enabled
         task.save(update_fields=["enabled"])

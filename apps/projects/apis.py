@@ -9,10 +9,8 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 from typing_extensions import override
 
 from apps.core.api.fields import OffsetField
@@ -26,7 +24,7 @@ from apps.projects.models import (
 )
 from apps.projects.selectors import project_get, project_list_page, resolve_project
 from apps.projects.services import project_archive, project_create, project_update
-from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.api_base import WRITE_METHODS, TenantApi, idempotent
 from apps.tenancy.models import ApiKeyRole
 
 TAGS = ["projects"]
@@ -34,26 +32,7 @@ LIST_DEFAULT_LIMIT = 50
 LIST_MAX_LIMIT = 200
 #: Agents read and resolve projects; creating and changing them is for people and their tools.
 PROJECT_WRITE_ROLES = frozenset({ApiKeyRole.USER, ApiKeyRole.ORCHESTRATOR, ApiKeyRole.SUPERADMIN})
-
-
-class ProjectWriteRolePermission(BasePermission):
-    """Reads are open to every role; writes to ``PROJECT_WRITE_ROLES`` only.
-
-    ``TenantApi.allowed_roles`` applies to a whole view, but the list and detail URLs each
-    mix reads (all roles) with writes, so the split is made per method here. DRF runs it
-    after authentication, so an anonymous caller still gets 401, not 403.
-    """
-
-    message = "This API key's role may not call this endpoint."
-
-    @override
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        if request.method in SAFE_METHODS:
-            return True
-        return getattr(request.auth, "role", None) in PROJECT_WRITE_ROLES
-
-
-PROJECT_PERMISSIONS = [IsAuthenticated, ProjectWriteRolePermission]
+WRITES_BY_PEOPLE = dict.fromkeys(WRITE_METHODS, PROJECT_WRITE_ROLES)
 
 
 # Every method that returns one project shares this output until the first divergence.
@@ -118,7 +97,7 @@ class ProjectCreateInputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class ProjectListApi(TenantApi):
-    permission_classes = PROJECT_PERMISSIONS
+    allowed_roles_by_method = WRITES_BY_PEOPLE
 
     @extend_schema(
         operation_id="projects_list",
@@ -195,7 +174,7 @@ class ProjectUpdateInputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class ProjectDetailApi(TenantApi):
-    permission_classes = PROJECT_PERMISSIONS
+    allowed_roles_by_method = WRITES_BY_PEOPLE
 
     @extend_schema(
         operation_id="projects_retrieve",

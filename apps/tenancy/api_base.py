@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar, cast
 
 from django.conf import settings
@@ -25,7 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from typing_extensions import override
 
-from apps.core.db.transactions import request_transaction
+from apps.core.db.transactions import unit_of_work
 from apps.core.exceptions import PermissionDenied
 from apps.core.rate_limits import enforce_rate_limit
 from apps.tenancy.exceptions import (
@@ -49,8 +49,11 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class TenantApi(APIView):
-    #: Roles that may call this API at all; others get 403 permission_denied.
+    #: Roles that may call this API; others get 403 permission_denied.
     allowed_roles: ClassVar[frozenset[str]] = ALL_ROLES
+    #: A narrower role set for some methods of the view (e.g. its writes), where one URL mixes
+    #: reads open to every role with writes that are not.
+    allowed_roles_by_method: ClassVar[Mapping[str, frozenset[str]]] = {}
     #: Methods that write on behalf of an agent and are therefore frozen by a custody halt.
     #: Read-only POSTs (recall, search) set this to an empty set.
     halted_methods: ClassVar[frozenset[str]] = WRITE_METHODS
@@ -96,10 +99,15 @@ class TenantApi(APIView):
             window_seconds=settings.RECALL_RATE_WINDOW_SECONDS,
         )
 
+    @classmethod
+    def roles_for(cls, method: str) -> frozenset[str]:
+        """The roles that may call ``method`` (upper case) on this view."""
+        return cls.allowed_roles_by_method.get(method, cls.allowed_roles)
+
     def resolve_scope(self, request: Request) -> RequestScope:
         api_key = request.auth
         assert isinstance(api_key, ApiKey)  # noqa: S101 - IsAuthenticated ran first
-        if api_key.role not in self.allowed_roles:
+        if api_key.role not in self.roles_for(request.method or ""):
             raise PermissionDenied("This API key's role may not call this endpoint.")
         if api_key.role == ApiKeyRole.SUPERADMIN:
             identifier = request.META.get(IMPERSONATION_HEADER, "").strip()
@@ -206,7 +214,7 @@ def idempotent(handler: _Handler) -> _Handler:
         try:
             # The write and its kept response commit together, so a retry either replays the
             # response or finds that nothing was written; never a write applied twice.
-            with request_transaction():
+            with unit_of_work():
                 response = handler(view, request, *args, **kwargs)
                 if 200 <= response.status_code < 300:
                     idempotency_complete(

@@ -9,7 +9,7 @@ wrote nothing, so a retry must be free to run).
 
 The claim commits on its own, before the request's transaction opens: it has to be visible
 to a concurrent duplicate while the first request is still running. The completion runs in
-the request's transaction (``apps.core.db.transactions.request_transaction``), so the write
+the request's transaction (``apps.core.db.transactions.unit_of_work``), so the write
 and its kept response commit together: a connection lost before that commit leaves the
 claim in progress and no write, and the retry that takes it over after the lease runs once.
 """

@@ -5,9 +5,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.utils import timezone
 
+from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.tenancy.encryption import encrypt_secret
 from apps.tenancy.exceptions import InvalidProviderConfig, TenantExists
@@ -27,7 +28,7 @@ def tenant_create(*, slug: str, name: str) -> Tenant:
     tenant = Tenant(slug=slug.strip(), name=name.strip() or slug.strip())
     tenant.full_clean(validate_unique=False)
     try:
-        with transaction.atomic():
+        with write_transaction():
             tenant.save()
     except IntegrityError as exc:
         raise TenantExists(f"A tenant with slug {slug!r} already exists.") from exc

@@ -12,7 +12,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from apps.core.db.routers import PRIMARY
-from apps.core.db.transactions import request_transaction, write_transaction
+from apps.core.db.transactions import unit_of_work, write_transaction
 from apps.memory.models import Memory
 from apps.tenancy.api_base import TenantApi
 from apps.tenancy.exceptions import IdempotencyKeyInProgress
@@ -304,7 +304,7 @@ def test_a_failed_commit_keeps_the_key_until_its_lease_and_the_retry_writes_once
     assert list(Memory.objects.values_list("text", flat=True)) == ["Prefers tabs"]
 
 
-def test_a_service_transaction_is_durable_except_inside_a_request_transaction(db):
+def test_a_service_transaction_is_durable_except_inside_a_unit_of_work(db):
     with (
         transaction.atomic(using=PRIMARY),
         pytest.raises(RuntimeError, match="durable"),
@@ -312,7 +312,7 @@ def test_a_service_transaction_is_durable_except_inside_a_request_transaction(db
     ):
         pass
 
-    with request_transaction(), write_transaction():
+    with unit_of_work(), write_transaction():
         assert connection.in_atomic_block
 
 

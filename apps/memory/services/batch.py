@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import transaction
-
-from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import unit_of_work
 from apps.memory.models import Memory, SessionMemory
 from apps.memory.services.long_term import MemoryDraft, memory_create_many
 from apps.memory.services.sessions import (
@@ -31,7 +29,7 @@ def memory_write_batch(
     (a client's retry then cannot duplicate the half that would otherwise have committed).
     """
     session_drafts_validate(drafts=turns)
-    with transaction.atomic(using=PRIMARY):
+    with unit_of_work():
         written = memory_create_many(tenant=tenant, subject_id=subject_id, drafts=memories)
         rows = session_append_many(tenant=tenant, subject_id=subject_id, drafts=turns)
     return written, rows

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import connections
 from django.db.models import F
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.memory.models import EmbeddingWake, Memory
@@ -134,7 +135,7 @@ def _drain_tenant(
     claimed = 0
     while claimed < max_rows:
         limit = min(batch_size, max_rows - claimed)
-        with transaction.atomic(using=PRIMARY):
+        with write_transaction():
             rows = _claim(tenant_id=tenant.pk, limit=limit, include_failed=include_failed)
             claimed += len(rows)
             for group in _groups(rows):

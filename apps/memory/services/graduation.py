@@ -57,7 +57,7 @@ def _graduation_lock(memory_id: uuid.UUID) -> Iterator[None]:
 
     An advisory lock, because the novelty gate commits its own (durable) transaction: two
     concurrent first graduations queue here, and the second sees the first's stamp instead of
-    racing it through the gate. Session-level on its own; inside a request's transaction
+    racing it through the gate. Session-level on its own; inside a unit of work
     (an idempotent request) transaction-level, so it is held until that stamp commits.
     """
     key = f"memory-graduation:{memory_id}"

@@ -9,11 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from apps.core.db.on_commit import after_commit
-from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.knowledge.history import history_forget_subject
 from apps.knowledge.services import articles_delete_for_memories
@@ -147,7 +146,7 @@ def memory_create_many(
     _validate_drafts(tenant=tenant, drafts=drafts)
     if not drafts:
         return []
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
         _enforce_quota(tenant=tenant, subject_id=subject_id, adding=len(drafts))
         built = [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
@@ -174,7 +173,7 @@ def memory_supersede(
 ) -> Memory:
     """Write ``draft`` as the new live version of ``memory_id``; the old row is kept, hidden."""
     _validate_drafts(tenant=tenant, drafts=[draft])
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
         old = (
             Memory.objects.select_for_update()
@@ -262,7 +261,7 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
 def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> ForgetResult:
     """Forget one of the caller's memories: the whole fact, everywhere (see ``_forget_fact``).
     Foreign = missing = 404."""
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         # The scope lock first, as every writer takes it: the neighbours re-derived below
         # must not race a write to the same session.
         lock_memory_scope(tenant=tenant, subject_id=subject_id)

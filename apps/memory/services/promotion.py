@@ -19,12 +19,13 @@ from datetime import datetime, timedelta
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, connections
 from django.db.models import F
 from django.utils import timezone
 
 from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import savepoint, unit_of_work, write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.core.telemetry import emit
 from apps.memory.exceptions import BudgetExceeded, MemoryErrorCode, ReservedSubject
@@ -188,7 +189,8 @@ def promotion_request(
         emit("memory_promotion.skipped", {"count": 1}, {"reason": "unchanged", "at": "trigger"})
         return PromotionRequest(session_id=session_id, enqueued=False, reason="unchanged")
     now = timezone.now()
-    with transaction.atomic(using=PRIMARY):
+    # A unit of work: reaping a lost job (its own service) joins this transaction.
+    with unit_of_work():
         _lock_tenant_budget(tenant)
         in_flight = PromotionJob.objects.filter(
             tenant=tenant,
@@ -215,7 +217,7 @@ def promotion_request(
                 details={"budget_per_hour": settings.PROMOTION_BUDGET_PER_HOUR},
             )
         try:
-            with transaction.atomic(using=PRIMARY):
+            with savepoint():
                 job = PromotionJob.objects.create(
                     tenant=tenant,
                     subject_id=subject_id,
@@ -317,7 +319,7 @@ def promotion_persist(
         else set()
     )
     now = timezone.now()
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         if not tenant_hold_unhalted(tenant=tenant):
             raise PromotionHalted(TENANT_HALTED)
         lock_memory_scope(tenant=tenant, subject_id=subject_id)

@@ -19,12 +19,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.core.db.on_commit import after_commit
-from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.telemetry import emit
 from apps.memory.models import PROMOTION_IN_FLIGHT_STATUSES, PromotionJob, PromotionJobStatus
 from apps.memory.tasks import promote_session_task
@@ -133,7 +132,7 @@ class ReapResult:
 def job_reap(*, job: PromotionJob, now: datetime) -> str | None:
     """Re-queue one stale job, or fail it when its attempts are spent. Returns what was
     done (``requeued`` / ``failed``), or None when the job was not stale (or ended)."""
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         locked = (
             PromotionJob.objects.select_for_update(skip_locked=True)
             .filter(_stale(now), pk=job.pk)

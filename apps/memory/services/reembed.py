@@ -22,11 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import DatabaseError, IntegrityError, connections, transaction
+from django.db import DatabaseError, IntegrityError, connections
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import savepoint, write_transaction
 from apps.core.embedding_writes import store_vectors
 from apps.core.exceptions import Conflict, ServiceUnavailable
 from apps.core.telemetry import emit
@@ -85,7 +86,7 @@ def _store_memory_vectors(*, tenant: Tenant, rows: list[Memory], vectors: list[l
 
 def _open_run(*, tenant: Tenant, provider: str) -> tuple[ReembedRun, bool]:
     """The tenant's open run for ``provider`` (resumed), else a new one."""
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         current = (
             ReembedRun.objects.select_for_update()
             .filter(tenant=tenant, finished_at__isnull=True)
@@ -101,7 +102,7 @@ def _open_run(*, tenant: Tenant, provider: str) -> tuple[ReembedRun, bool]:
         run = ReembedRun(tenant=tenant, provider=provider, started_at=now)
         run.full_clean(exclude=["tenant"], validate_constraints=False)
         try:
-            with transaction.atomic(using=PRIMARY):
+            with savepoint():
                 run.save(force_insert=True)
         except IntegrityError as exc:
             raise ReembedAlreadyRunning(
@@ -251,7 +252,7 @@ def _reembed_memories(
             return
         # Raises EmbeddingsUnavailable; nothing of this batch is written then.
         vectors = embed_texts(config, [row.text for row in batch])
-        with transaction.atomic(using=PRIMARY):
+        with write_transaction():
             stored = _store_memory_vectors(tenant=tenant, rows=batch, vectors=vectors)
             if run is not None:
                 ReembedRun.objects.filter(pk=run.pk).update(

@@ -8,11 +8,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
-from apps.core.db.routers import PRIMARY
+from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.memory.exceptions import MemoryErrorCode, SessionTurnNotFound
 from apps.memory.models import (
@@ -107,7 +106,7 @@ def session_append_many(
                 occurred_at=draft.occurred_at or now,
             )
         )
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         # bulk_create assigns seq in list order, so the given order is the read-back order.
         return SessionMemory.objects.bulk_create(rows)
 
@@ -135,7 +134,7 @@ def session_clear(*, tenant: Tenant, subject_id: str, session_id: str) -> int:
     promoted memories later.
     """
     _validate_session_id(session_id)
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         deleted, _ = _session_turns(
             tenant=tenant, subject_id=subject_id, session_id=session_id
         ).delete()
@@ -152,7 +151,7 @@ def session_turn_delete(
     live = _session_turns(tenant=tenant, subject_id=subject_id, session_id=session_id).filter(
         expires_at__gt=timezone.now()
     )
-    with transaction.atomic(using=PRIMARY):
+    with write_transaction():
         if seq is None:
             # SKIP LOCKED: two concurrent pops take the last two turns; without it the second
             # would wait on the first's row, find it deleted and report an empty session.
