@@ -28,6 +28,8 @@ class CoreErrorCode(StrEnum):
     URI_TOO_LONG = "uri_too_long"
     METADATA_TOO_LARGE = "metadata_too_large"
     INVALID_PROJECT_ID = "invalid_project_id"
+    INVALID_QUERY = "invalid_query"
+    QUERY_TOO_LONG = "query_too_long"
 
 
 class ApplicationError(Exception):

@@ -21,8 +21,6 @@ class KnowledgeErrorCode(StrEnum):
     NOT_ARTICLE_OWNER = "not_article_owner"
     INVALID_ARTICLE = "invalid_article"
     INVALID_PROJECT_ID = "invalid_project_id"
-    INVALID_QUERY = "invalid_query"
-    QUERY_TOO_LONG = "query_too_long"
     INVALID_SESSION_ID = "invalid_session_id"
     INVALID_SEARCH_ID = "invalid_search_id"
     INVALID_ARTICLE_IDS = "invalid_article_ids"
@@ -69,16 +67,6 @@ class InvalidArticle(ApplicationError):
 class InvalidProjectId(ApplicationError):
     http_status = 422
     default_code = KnowledgeErrorCode.INVALID_PROJECT_ID
-
-
-class InvalidQuery(ApplicationError):
-    http_status = 422
-    default_code = KnowledgeErrorCode.INVALID_QUERY
-
-
-class QueryTooLong(ApplicationError):
-    http_status = 422
-    default_code = KnowledgeErrorCode.QUERY_TOO_LONG
 
 
 class InvalidSessionId(ApplicationError):

@@ -13,7 +13,6 @@ check filters through it:
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
 from django.db.models import Q
@@ -64,14 +63,3 @@ def visible_q(viewer: Viewer, *, include_archived: bool = False) -> Q:
 def can_edit(viewer: Viewer, *, owner_agent_id: str) -> bool:
     """Agents edit only their own articles; curators edit any article they can see."""
     return viewer.can_curate or (bool(viewer.subject_id) and owner_agent_id == viewer.subject_id)
-
-
-def project_partition(*, project_id: uuid.UUID | None) -> Q:
-    """Global ∪ active project, as memory reads (spec "Project scope").
-
-    Absent → tenant-wide articles only; present → tenant-wide plus that project's. A stale or
-    foreign project id reads as an empty partition; the tenant filter still bounds every row.
-    """
-    if project_id is None:
-        return Q(project__isnull=True)
-    return Q(project__isnull=True) | Q(project_id=project_id)

@@ -6,8 +6,6 @@ from apps.core.exceptions import Conflict, NotFound, PermissionDenied, RateLimit
 class MemoryErrorCode(StrEnum):
     QUOTA_EXCEEDED = "quota_exceeded"
     INVALID_PROJECT_ID = "invalid_project_id"
-    INVALID_QUERY = "invalid_query"
-    QUERY_TOO_LONG = "query_too_long"
     TEXT_TOO_LONG = "text_too_long"
     CONTENT_TOO_LARGE = "content_too_large"
     EXPIRES_AT_REQUIRED = "expires_at_required"

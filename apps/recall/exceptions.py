@@ -4,9 +4,7 @@ from apps.core.exceptions import ValidationFailed
 
 
 class RecallErrorCode(StrEnum):
-    INVALID_QUERY = "invalid_query"
-    QUERY_TOO_LONG = "query_too_long"
-    INVALID_SESSION_ID = "invalid_session_id"
+    # The query and session id are the knowledge search's own codes (apps.knowledge.exceptions).
     INVALID_RECALL_ID = "invalid_recall_id"
 
 

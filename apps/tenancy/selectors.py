@@ -110,10 +110,6 @@ def tenant_get_by_slug_or_id(*, identifier: str) -> Tenant:
     return tenant
 
 
-def tenant_list() -> QuerySet[Tenant]:
-    return Tenant.objects.all()
-
-
 def api_key_list(*, tenant: Tenant | None, include_revoked: bool = False) -> QuerySet[ApiKey]:
     keys = ApiKey.objects.select_related("tenant")
     keys = keys.filter(tenant=tenant) if tenant is not None else keys.filter(tenant__isnull=True)

@@ -133,14 +133,13 @@ class Client(threading.Thread):
         session_id = f"s-{self.index}-{uuid.uuid4().hex[:8]}"
         for role, what in (("user", "I prefer"), ("assistant", "Noted, you prefer")):
             content = f"{what} deploying with tool {self._marker('turn')}"
-            body = {
-                "tier": "session",
-                "session_id": session_id,
-                "role": role,
-                "content": content,
-                "ttl_seconds": 3600,
-            }
-            self._send(Op("session_turn", [content], tier="session"), "/memory", body, write=True)
+            body = {"role": role, "content": content, "ttl_seconds": 3600}
+            self._send(
+                Op("session_turn", [content], tier="session"),
+                f"/memory/sessions/{session_id}/turns",
+                body,
+                write=True,
+            )
         self._send(
             Op("promote", [], tier="read"),
             "/memory/promote",

@@ -64,7 +64,7 @@ CASES = [
         for name, path in (("memory", MEMORY_RECALL), ("merged", MERGED), ("search", SEARCH))
         for case, value, expected in QUERY_CASES
     ],
-    ("memory_long_query", MEMORY_RECALL, {"query": "q" * 501}, (*LONG_QUERY, {})),
+    ("memory_long_query", MEMORY_RECALL, {"query": "q" * 501}, (*LONG_QUERY, {"max_chars": 500})),
     ("merged_long_query", MERGED, {"query": "q" * 501}, (*LONG_QUERY, {"max_chars": 500})),
     ("search_long_query", SEARCH, {"query": "q" * 501}, (*LONG_QUERY, {"max_chars": 500})),
     *[

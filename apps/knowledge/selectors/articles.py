@@ -16,7 +16,8 @@ from apps.knowledge.models import (
     ArticleLink,
     ArticleStatus,
 )
-from apps.knowledge.viewer import Viewer, project_partition, visible_q
+from apps.knowledge.viewer import Viewer, visible_q
+from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
 
 # Lists and link summaries never need the body, the vector or the tsvector.

@@ -26,7 +26,8 @@ from apps.knowledge.models import (
     ArticleStatus,
 )
 from apps.knowledge.phrases import normalise_phrase
-from apps.knowledge.viewer import Viewer, project_partition, visible_q
+from apps.knowledge.viewer import Viewer, visible_q
+from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
 
 KEYWORD = "keyword"

@@ -35,12 +35,13 @@ from typing import Any
 from django.conf import settings
 from django.db import OperationalError
 
+from apps.core.api.input import validate_query_text
 from apps.core.db.routers import PRIMARY
 from apps.core.heavy_read import HeavyReadShed
 from apps.core.replica import heavy_read_bypass_reason
 from apps.core.telemetry import emit
 from apps.knowledge.diversity import Candidate, DiversityOptions, select
-from apps.knowledge.exceptions import InvalidQuery, InvalidSessionId, QueryTooLong
+from apps.knowledge.exceptions import InvalidSessionId
 from apps.knowledge.history import RecallHistory, ShownHistory
 from apps.knowledge.models import (
     Article,
@@ -100,17 +101,8 @@ class SearchResult:
 
 
 def validate_knowledge_query(query: object) -> str:
-    """The shared query contract, checked before anything is embedded: a non-blank string
-    (422 ``invalid_query``) of at most ``KNOWLEDGE_QUERY_MAX_CHARS`` characters (422
-    ``query_too_long``)."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidQuery("query must be a non-blank string.")
-    if len(query) > settings.KNOWLEDGE_QUERY_MAX_CHARS:
-        raise QueryTooLong(
-            f"query is longer than {settings.KNOWLEDGE_QUERY_MAX_CHARS} characters.",
-            details={"max_chars": settings.KNOWLEDGE_QUERY_MAX_CHARS},
-        )
-    return query
+    """The shared query contract (``validate_query_text``), at ``KNOWLEDGE_QUERY_MAX_CHARS``."""
+    return validate_query_text(query, max_chars=settings.KNOWLEDGE_QUERY_MAX_CHARS)
 
 
 def validate_session_id(session_id: object) -> str | None:

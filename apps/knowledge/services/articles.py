@@ -53,7 +53,8 @@ from apps.knowledge.services.fields import (
     ensure_alias_tags_allowed,
 )
 from apps.knowledge.services.locks import lock_knowledge_writes
-from apps.knowledge.viewer import Viewer, can_edit, project_partition, visible_q
+from apps.knowledge.viewer import Viewer, can_edit, visible_q
+from apps.projects.scoping import project_partition
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
 

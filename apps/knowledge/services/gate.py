@@ -48,7 +48,8 @@ from apps.knowledge.services.articles import (
 )
 from apps.knowledge.services.fields import CleanArticle, clean_article
 from apps.knowledge.services.locks import lock_knowledge_writes
-from apps.knowledge.viewer import Viewer, project_partition, visible_q
+from apps.knowledge.viewer import Viewer, visible_q
+from apps.projects.scoping import project_partition
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_query
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config

@@ -2,7 +2,6 @@
 
 from apps.memory.selectors.listing import (
     Page,
-    memory_get,
     memory_list,
     memory_list_all_subjects,
     session_history,
@@ -26,7 +25,6 @@ __all__ = [
     "RecallResult",
     "SubjectStats",
     "TenantStats",
-    "memory_get",
     "memory_list",
     "memory_list_all_subjects",
     "memory_recall",

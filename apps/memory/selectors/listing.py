@@ -8,9 +8,8 @@ from typing import Generic, TypeVar
 from django.db.models import Model, QuerySet
 from django.utils import timezone
 
-from apps.memory.exceptions import MemoryNotFound
 from apps.memory.models import Memory, SessionMemory
-from apps.memory.selectors.scoping import project_partition
+from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
 
 T = TypeVar("T", bound=Model)
@@ -108,17 +107,6 @@ def memory_list_all_subjects(
         tags=tags,
     )
     return _paginate(queryset, limit=limit, offset=offset)
-
-
-def memory_get(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> Memory:
-    memory = (
-        Memory.objects.filter(tenant=tenant, subject_id=subject_id, pk=memory_id)
-        .defer(*LIST_DEFERRED_FIELDS)
-        .first()
-    )
-    if memory is None:
-        raise MemoryNotFound("Memory not found.")
-    return memory
 
 
 def session_history(

@@ -6,8 +6,9 @@ import uuid
 
 import pytest
 
+from apps.core.api.input import InvalidQuery, QueryTooLong
 from apps.knowledge.diversity import DiversityOptions
-from apps.knowledge.exceptions import InvalidQuery, InvalidSessionId, QueryTooLong
+from apps.knowledge.exceptions import InvalidSessionId
 from apps.knowledge.models import Article, ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_search
 from apps.knowledge.selectors.search import snippet_for

@@ -24,10 +24,10 @@ import uuid
 from django.conf import settings
 from django.db import OperationalError
 
+from apps.core.api.input import validate_query_text
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.replica import heavy_read_bypass_reason
-from apps.memory.exceptions import MemoryErrorCode
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
 from apps.memory.selectors.recall.results import (
@@ -58,17 +58,8 @@ __all__ = [
 
 
 def validate_recall_query(query: object) -> str:
-    """The shared query contract: a non-blank string of at most 500 characters."""
-    if not isinstance(query, str) or not query.strip():
-        raise ValidationFailed(
-            "query must be a non-blank string.", code=MemoryErrorCode.INVALID_QUERY
-        )
-    if len(query) > settings.MEMORY_QUERY_MAX_CHARS:
-        raise ValidationFailed(
-            f"query is longer than {settings.MEMORY_QUERY_MAX_CHARS} characters.",
-            code=MemoryErrorCode.QUERY_TOO_LONG,
-        )
-    return query
+    """The shared query contract (``validate_query_text``), at ``MEMORY_QUERY_MAX_CHARS``."""
+    return validate_query_text(query, max_chars=settings.MEMORY_QUERY_MAX_CHARS)
 
 
 def validate_recall_mode(mode: object) -> str:

@@ -28,7 +28,7 @@ from apps.memory.selectors.recall.results import (
     RecallResult,
 )
 from apps.memory.selectors.recall.scope import compile_scope
-from apps.memory.selectors.scoping import project_partition
+from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
 
 FALLBACK_MAX_TERMS = 8

@@ -30,7 +30,7 @@ from apps.core.db.cursors import server_bound_cursor
 from apps.core.repos import ScopeViolation, heavy_read_memories
 from apps.memory.models import Memory
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
-from apps.memory.selectors.scoping import project_partition
+from apps.projects.scoping import project_partition
 
 # Placeholder values for the once-per-shape compile. They only need to be told apart from
 # each other (and from any constant Django puts in the clause) when the compiled parameters
