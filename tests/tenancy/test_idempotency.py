@@ -3,7 +3,6 @@
 import threading
 from datetime import timedelta
 
-import psycopg
 import pytest
 from django.db import connection, connections, transaction
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -25,6 +24,7 @@ from apps.tenancy.idempotency import (
 )
 from apps.tenancy.models import IdempotencyRecord
 from apps.tenancy.tasks import prune_idempotency_records_task
+from tests.database_faults import terminate_this_connection
 
 MEMORY = "/api/v1/memory"
 BATCH = "/api/v1/memory/batch"
@@ -237,21 +237,11 @@ def test_concurrent_duplicates_write_once(make_caller, tenant):
     assert Memory.objects.count() == 1
 
 
-def _terminate_this_connection() -> None:
-    """Kill this process's database session from the outside, as a failover would."""
-    pid = connection.connection.info.backend_pid
-    s = connection.settings_dict
-    with psycopg.connect(
-        host=s["HOST"], port=s["PORT"], user=s["USER"], dbname=s["NAME"], autocommit=True
-    ) as other:
-        other.execute("SELECT pg_terminate_backend(%s)", [pid])
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_connection_lost_before_the_commit_writes_nothing_and_frees_the_key(agent, mocker):
     def lose_the_connection_then_complete(**kwargs):
         # The memory's INSERT has run on this connection; the database drops it now.
-        _terminate_this_connection()
+        terminate_this_connection()
         idempotency_complete(**kwargs)
 
     mocker.patch(
@@ -279,7 +269,7 @@ def test_a_failed_commit_keeps_the_key_until_its_lease_and_the_retry_writes_once
         # Write and response are both in the transaction; the database drops before COMMIT,
         # which from here looks the same as a COMMIT whose answer was lost.
         idempotency_complete(**kwargs)
-        _terminate_this_connection()
+        terminate_this_connection()
 
     mocker.patch(
         "apps.tenancy.api_base.idempotency_complete", side_effect=complete_then_lose_the_connection
