@@ -1,9 +1,9 @@
 """Write a batch of computed embeddings back to their rows in one statement.
 
 Memories and articles are embedded the same way: rows are loaded, their texts sent to the
-provider in batches, and each batch's vectors written back. The write-back used to be four
-near-identical ``UPDATE … FROM unnest(…)`` statements (memory and article, on-commit embedding
-and ``reembed``) that differed only in their guards; this is the one copy.
+provider in batches, and each batch's vectors written back. The write-back is this one
+``UPDATE … FROM unnest(…)`` for both tables and every caller (the drain, the article
+embedding, ``reembed``); they differ only in the guards they pick.
 
 One statement per batch rather than one ``UPDATE`` per row: a batch is a single round trip,
 and each guard is evaluated by Postgres against the row as it is at write time, so a
