@@ -90,36 +90,6 @@ def memory_recall(
     ``meta.degraded_reason`` names why the primary served what the heavy-read replica should
     have (``replica_lag``, ``replica_unavailable``), else null.
     """
-    result = _memory_recall(
-        tenant=tenant,
-        subject_id=subject_id,
-        query=query,
-        project_id=project_id,
-        limit=limit,
-        include_superseded=include_superseded,
-        query_embedding=query_embedding,
-        mode=mode,
-    )
-    result.meta["degraded_reason"] = heavy_read_bypass_reason()
-    return result
-
-
-def _memory_recall(
-    *,
-    tenant: Tenant,
-    subject_id: str,
-    query: str,
-    project_id: uuid.UUID | None = None,
-    limit: int = 10,
-    include_superseded: bool = False,
-    query_embedding: list[float] | None = None,
-    mode: str | None = None,
-) -> RecallResult:
-    """The subject's top-``limit`` memories for ``query`` (spec envelope ``{results, meta}``).
-
-    ``mode`` is ``semantic`` | ``keyword`` | ``hybrid`` (default ``MEMORY_RECALL_DEFAULT_MODE``).
-    ``query_embedding`` lets a caller that already embedded the query (merged recall) reuse it.
-    """
     query = validate_recall_query(query)
     mode = validate_recall_mode(mode)
     limit = max(1, min(int(limit), settings.MEMORY_RECALL_MAX_LIMIT))
@@ -134,37 +104,41 @@ def _memory_recall(
     )
     if mode == MODE_KEYWORD:
         query_embedding = None
-    elif query_embedding is None:
+    result: RecallResult | None = None
+    if mode != MODE_KEYWORD and query_embedding is None:
         try:
             query_embedding = embed_query(tenant_embedding_config(tenant=tenant), query)
         except EmbeddingsUnavailable as exc:
-            return degrade(reason=exc.reason)
-    try:
-        with heavy_read_slot(tenant_id=tenant.pk):
-            if mode == MODE_SEMANTIC:
-                assert query_embedding is not None  # noqa: S101 - narrowed above
-                result = semantic_recall(
-                    tenant=tenant,
-                    subject_id=subject_id,
-                    vector=query_embedding,
-                    project_id=project_id,
-                    limit=limit,
-                    include_superseded=include_superseded,
-                )
-            else:
-                result = keyword_recall(
-                    tenant=tenant,
-                    subject_id=subject_id,
-                    query=query,
-                    vector=query_embedding,
-                    project_id=project_id,
-                    limit=limit,
-                    include_superseded=include_superseded,
-                )
-    except (HeavyReadShed, OperationalError) as exc:
-        # Shed, or the heavy-read repo timed out or is unreachable: answer from the OLTP repo.
-        return degrade(
-            reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
-        )
-    result.meta["mode"] = mode
+            result = degrade(reason=exc.reason)
+    if result is None:
+        try:
+            with heavy_read_slot(tenant_id=tenant.pk):
+                if mode == MODE_SEMANTIC:
+                    assert query_embedding is not None  # noqa: S101 - narrowed above
+                    result = semantic_recall(
+                        tenant=tenant,
+                        subject_id=subject_id,
+                        vector=query_embedding,
+                        project_id=project_id,
+                        limit=limit,
+                        include_superseded=include_superseded,
+                    )
+                else:
+                    result = keyword_recall(
+                        tenant=tenant,
+                        subject_id=subject_id,
+                        query=query,
+                        vector=query_embedding,
+                        project_id=project_id,
+                        limit=limit,
+                        include_superseded=include_superseded,
+                    )
+            result.meta["mode"] = mode
+        except (HeavyReadShed, OperationalError) as exc:
+            # Shed, or the heavy-read repo timed out or is unreachable: answer from the OLTP
+            # repo.
+            result = degrade(
+                reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
+            )
+    result.meta["degraded_reason"] = heavy_read_bypass_reason()
     return result
