@@ -108,7 +108,7 @@ class Beat(threading.Thread):
         super().__init__(name="fault-beat", daemon=True)
         from celery import Celery
 
-        self.app = Celery("fault-beat", broker=stack.broker_url)
+        self.app = Celery("fault-beat", broker=stack.broker_url, set_as_current=False)
         self.app.conf.broker_connection_timeout = 1
         self.stop = stop
         self.sent = 0

@@ -50,7 +50,8 @@ def broker(request: pytest.FixtureRequest, tmp_path: Path) -> dict:
 
 
 def _producer(broker: dict) -> Celery:
-    producer = Celery("probe", broker=broker["url"])
+    # Not the current app: shared tasks the test process sends must keep using its own broker.
+    producer = Celery("probe", broker=broker["url"], set_as_current=False)
     producer.conf.broker_transport_options = broker["options"]
     if broker["transport"]:
         producer.conf.broker_transport = broker["transport"]

@@ -76,7 +76,8 @@ def stop_worker(worker: subprocess.Popen[bytes]) -> None:
 
 
 def producer() -> Celery:
-    app = Celery("probe", broker=REDIS_URL)
+    # Not the current app: shared tasks the test process sends must keep using its own broker.
+    app = Celery("probe", broker=REDIS_URL, set_as_current=False)
     return app
 
 
