@@ -13,6 +13,7 @@ This module is imported by settings, so it must not import anything from Django.
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import re
@@ -100,6 +101,28 @@ def _psql(server: EmbeddedServer, sql: str, database: str = "postgres") -> str:
     return result.stdout.strip()
 
 
+#: pgserver's list of the processes holding the server. It writes it in place, so a process
+#: killed mid-write leaves it empty or cut short, and every later start fails to parse it.
+HANDLE_LIST = ".handle_pids.json"
+
+
+def discard_unreadable_handle_list(pgdata: Path) -> bool:
+    """Remove pgserver's process list when it is not valid JSON; return whether it did.
+
+    Engram never asks pgserver to stop the server on exit (``cleanup_mode=None``), so the list
+    decides nothing here, and starting without it only loses the record of past holders.
+    """
+    path = pgdata / HANDLE_LIST
+    try:
+        json.loads(path.read_text())
+    except FileNotFoundError:
+        return False
+    except ValueError:
+        path.unlink(missing_ok=True)
+        return True
+    return False
+
+
 def ensure_embedded_postgres(pgdata: Path, *, database: str) -> EmbeddedServer:
     """Make sure the cluster at ``pgdata`` runs and ``database`` exists; return how to reach it."""
     with warnings.catch_warnings():
@@ -108,6 +131,7 @@ def ensure_embedded_postgres(pgdata: Path, *, database: str) -> EmbeddedServer:
 
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     with _start_lock(pgdata):
+        discard_unreadable_handle_list(pgdata)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             handle = get_server(pgdata, cleanup_mode=None)
