@@ -4,7 +4,9 @@ backfill as its safety net.
 A write commits its rows with ``embedding`` NULL and, after commit, *wakes* its tenant's drain
 (:func:`memory_wake_embeddings`): an upsert of the tenant's :class:`EmbeddingWake` marker that
 enqueues one ``memory.drain_embeddings`` task only if no drain is already due, so a burst of
-writes costs a handful of tasks, not one per write. The drain (:func:`memory_drain_embeddings`)
+writes costs a handful of tasks, not one per write. The task starts
+``MEMORY_EMBEDDING_WAKE_DELAY_SECONDS`` after the wake, so a stream of single writes is
+embedded in batches too, rather than one provider call (and one task) per write. The drain (:func:`memory_drain_embeddings`)
 removes the marker, then claims the tenant's pending rows ``EMBEDDING_BATCH_SIZE`` at a time
 (``FOR UPDATE SKIP LOCKED``: two drains, or a drain and the backfill, never claim the same row),
 embeds each batch in one provider call, writes the vectors and commits, until no row is left
@@ -81,7 +83,9 @@ def memory_wake_embeddings(*, tenant_id: uuid.UUID | str) -> bool:
     if not claimed:
         return False
     try:
-        drain_embeddings_task.delay(str(tenant_id))
+        drain_embeddings_task.apply_async(
+            args=[str(tenant_id)], countdown=settings.MEMORY_EMBEDDING_WAKE_DELAY_SECONDS or None
+        )
     except Exception:
         # The broker refused the task: drop the marker so the next write wakes again.
         EmbeddingWake.objects.using(PRIMARY).filter(tenant_id=tenant_id).delete()

@@ -32,6 +32,12 @@ MEMORY_EMBEDDING_DRAIN_MAX_BATCHES = env.int(
     "ENGRAM_MEMORY_EMBEDDING_DRAIN_MAX_BATCHES", default=32
 )
 MEMORY_EMBEDDING_WAKE_TTL_SECONDS = env.int("ENGRAM_MEMORY_EMBEDDING_WAKE_TTL_SECONDS", default=30)
+# A woken drain starts this long after the write that woke it, so the writes that follow in
+# that window join its first batch (one task and one provider call) instead of waking a task
+# each; keyword recall finds them meanwhile. 0 starts it at once.
+MEMORY_EMBEDDING_WAKE_DELAY_SECONDS = env.float(
+    "ENGRAM_MEMORY_EMBEDDING_WAKE_DELAY_SECONDS", default=0.25
+)
 # After this many failed provider calls a pending row is left to the beat backfill (one call
 # per row, after every other row); it stays keyword-searchable as `pending`.
 MEMORY_EMBEDDING_MAX_FAILURES = env.int("ENGRAM_MEMORY_EMBEDDING_MAX_FAILURES", default=3)

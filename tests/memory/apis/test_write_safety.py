@@ -20,7 +20,7 @@ UNREACHABLE_BROKER = "redis://127.0.0.1:1/0"
 
 @pytest.fixture
 def enqueue(mocker):
-    return mocker.patch("apps.memory.services.embedding.drain_embeddings_task.delay")
+    return mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
 
 
 @pytest.mark.parametrize(

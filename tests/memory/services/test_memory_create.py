@@ -1,6 +1,7 @@
 import uuid
 
 import pytest
+from django.conf import settings
 
 from apps.core.exceptions import ValidationFailed
 from apps.memory.exceptions import InvalidProjectId, QuotaExceeded
@@ -13,7 +14,7 @@ from tests.projects.factories import ProjectFactory
 def test_remember_writes_a_pending_row_and_embeds_after_commit(
     tenant, django_capture_on_commit_callbacks, mocker
 ):
-    delay = mocker.patch("apps.memory.services.embedding.drain_embeddings_task.delay")
+    delay = mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         memory = memory_remember(
@@ -27,14 +28,16 @@ def test_remember_writes_a_pending_row_and_embeds_after_commit(
     assert stored.embedding_content_hash == embedding_content_hash("Prefers tabs")
     assert stored.tags == ["x"]
     assert len(callbacks) == 1
-    delay.assert_called_once_with(str(tenant.pk))  # the tenant's drain, woken after commit
+    delay.assert_called_once_with(
+        args=[str(tenant.pk)], countdown=settings.MEMORY_EMBEDDING_WAKE_DELAY_SECONDS
+    )  # the tenant's drain, woken after commit
 
 
 def test_a_large_batch_wakes_one_drain_and_a_rolled_back_write_none(
     tenant, settings, django_capture_on_commit_callbacks, mocker
 ):
     settings.EMBEDDING_BATCH_SIZE = 2
-    delay = mocker.patch("apps.memory.services.embedding.drain_embeddings_task.delay")
+    delay = mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         memory_create_many(
@@ -50,7 +53,9 @@ def test_a_large_batch_wakes_one_drain_and_a_rolled_back_write_none(
         memory_remember(tenant=tenant, subject_id="a", draft=MemoryDraft(text="no room"))
 
     assert len(callbacks) == 1
-    delay.assert_called_once_with(str(tenant.pk))
+    delay.assert_called_once_with(
+        args=[str(tenant.pk)], countdown=settings.MEMORY_EMBEDDING_WAKE_DELAY_SECONDS
+    )
     assert refused == []
 
 

@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from celery.exceptions import Retry
+from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
@@ -23,7 +24,7 @@ from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts
 from apps.providers.exceptions import ProvidersErrorCode
 from tests.memory.helpers import remember
 
-DELAY = "apps.memory.services.embedding.drain_embeddings_task.delay"
+DELAY = "apps.memory.services.embedding.drain_embeddings_task.apply_async"
 
 
 @pytest.fixture
@@ -61,7 +62,9 @@ def test_a_burst_of_writes_wakes_one_drain(tenant, delay, django_capture_on_comm
         with django_capture_on_commit_callbacks(execute=True):
             memory_remember(tenant=tenant, subject_id="a", draft=MemoryDraft(f"fact {index}"))
 
-    delay.assert_called_once_with(str(tenant.pk))
+    delay.assert_called_once_with(
+        args=[str(tenant.pk)], countdown=settings.MEMORY_EMBEDDING_WAKE_DELAY_SECONDS
+    )
     assert EmbeddingWake.objects.filter(tenant=tenant).exists()
 
 
@@ -119,7 +122,9 @@ def test_a_drain_is_bounded_and_wakes_a_successor(tenant, settings, delay, calls
     run = memory_drain_embeddings(tenant_id=tenant.pk, max_batches=2)
 
     assert (run.embedded, run.calls, run.more) == (4, 2, True)
-    delay.assert_called_once_with(str(tenant.pk))
+    delay.assert_called_once_with(
+        args=[str(tenant.pk)], countdown=settings.MEMORY_EMBEDDING_WAKE_DELAY_SECONDS
+    )
     assert _pending(tenant) == 3
 
 
