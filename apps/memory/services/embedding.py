@@ -5,14 +5,15 @@ A write commits its rows with ``embedding`` NULL and, after commit, *wakes* its 
 (:func:`memory_wake_embeddings`): an upsert of the tenant's :class:`EmbeddingWake` marker that
 enqueues one ``memory.drain_embeddings`` task only if no drain is already due, so a burst of
 writes costs a handful of tasks, not one per write. The task starts
-``MEMORY_EMBEDDING_WAKE_DELAY_SECONDS`` after the wake, so a stream of single writes is
-embedded in batches too, rather than one provider call (and one task) per write. The drain (:func:`memory_drain_embeddings`)
-removes the marker, then claims the tenant's pending rows ``EMBEDDING_BATCH_SIZE`` at a time
-(``FOR UPDATE SKIP LOCKED``: two drains, or a drain and the backfill, never claim the same row),
-embeds each batch in one provider call, writes the vectors and commits, until no row is left
-or its budget (``MEMORY_EMBEDDING_DRAIN_MAX_BATCHES``) is spent, when it wakes a successor.
-Removing the marker before the first claim is what makes a skipped wake safe: a row committed
-before the removal is seen by the claim, and one committed after it wakes a new drain.
+``MEMORY_EMBEDDING_WAKE_DELAY_SECONDS`` after the wake, so a stream of single writes is embedded
+in batches too, rather than one provider call (and one task) per write. The drain
+(:func:`memory_drain_embeddings`) removes the marker, then claims the tenant's pending rows
+``EMBEDDING_BATCH_SIZE`` at a time (``FOR UPDATE SKIP LOCKED``: two drains, or a drain and the
+backfill, never claim the same row), embeds each batch in one provider call, writes the vectors
+and commits, until no row is left or its budget (``MEMORY_EMBEDDING_DRAIN_MAX_BATCHES``) is
+spent, when it wakes a successor. Removing the marker before the first claim is what makes a
+skipped wake safe: a row committed before the removal is seen by the claim, and one committed
+after it wakes a new drain.
 
 A provider outage stops the tenant's drain at the first failed call and snoozes it (the task
 retries in ``EMBEDDING_RETRY_COUNTDOWN_SECONDS``, and the marker holds wakes back meanwhile);
