@@ -42,6 +42,10 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# How long the worker's ETA scheduler may sleep between checks (Celery's default is 1 s): the
+# embedding drain is sent with a sub-second countdown (MEMORY_EMBEDDING_WAKE_DELAY_SECONDS), and
+# a 1 s tick would add up to a second to every vector's arrival.
+CELERY_WORKER_TIMER_PRECISION = 0.05
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TIMEZONE = "UTC"

@@ -22,6 +22,7 @@ from apps.memory.services import embedding as embedding_service
 from apps.memory.tasks import drain_embeddings_task
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts
 from apps.providers.exceptions import ProvidersErrorCode
+from config.celery import app as celery_app
 from tests.memory.helpers import remember
 
 DELAY = "apps.memory.services.embedding.drain_embeddings_task.apply_async"
@@ -253,3 +254,8 @@ def test_two_concurrent_drains_embed_every_row_exactly_once(tenant, settings, mo
     assert sorted(texts) == sorted(row.text for row in rows)  # every row, once
     assert all(sent.get(f"drain-{i}") for i in range(2))  # both did part of the work
     assert _pending(tenant) == 0
+
+
+def test_the_workers_eta_tick_is_finer_than_the_wake_delay():
+    # A coarser tick (Celery's default is 1 s) would hold every woken drain past its delay.
+    assert 0 < celery_app.conf.worker_timer_precision < settings.MEMORY_EMBEDDING_WAKE_DELAY_SECONDS
