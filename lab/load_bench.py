@@ -8,9 +8,10 @@ clock starts, and removed at the end.
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import itertools
-import logging
+import json
 import statistics
 import threading
 import time
@@ -21,21 +22,28 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from apps.memory.models import Memory
-from apps.memory.services import MemoryDraft, memory_create_many, memory_embed_pending
+from apps.memory.services import MemoryDraft, memory_create_many, memory_drain_embeddings
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create, tenant_create
 from lab.memory_bench import synthetic_sentences
 
 MIXES = ("recall", "write", "mixed")
+# `unique`: every recall is a text never asked before (a user's new turn; no query-vector
+# cache can help). `repeat`: each agent cycles through its 50 topics (an agent re-asking).
+QUERIES_UNIQUE = "unique"
+QUERIES_REPEAT = "repeat"
+QUERY_PATTERNS = (QUERIES_UNIQUE, QUERIES_REPEAT)
 # Upper bounds so a mistyped flag cannot turn the benchmark into a flood.
 MAX_CLIENTS = 64
 MAX_SECONDS = 600
 MAX_REQUESTS = 1_000_000
 # In the mixed load, one request in this many is a write (agents recall far more than write).
 MIXED_WRITE_EVERY = 4
+# After the seed is embedded: how long a batch the server's worker claimed may still run, and
+# a pause for it to go idle before the clock starts.
+SEED_SETTLE_TIMEOUT_SECONDS = 60.0
+SEED_SETTLE_SECONDS = 1.0
 
 
 class LoadBenchRefused(Exception):
@@ -101,9 +109,48 @@ class LoadPlan:
     seconds: float
     mix: str
     max_requests: int
+    queries: str = QUERIES_UNIQUE
 
 
-def seed(*, agents: int, memories_per_agent: int) -> tuple[Tenant, list[Agent]]:
+class _KeepAlive:
+    """One keep-alive HTTP/1.1 connection that posts JSON and returns the status.
+
+    The standard library's client, not httpx: the generator shares the server's two cores,
+    and httpx spends several times the CPU per request (its own ms are the server's lost ms).
+    A transport error closes the connection (the next request reconnects) and is counted by
+    its exception's name.
+    """
+
+    def __init__(self, url: str, *, token: str) -> None:
+        parts = urlsplit(url)
+        self._host = parts.hostname or "127.0.0.1"
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._https = parts.scheme == "https"
+        self._headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        self._connection: http.client.HTTPConnection | None = None
+
+    def post(self, path: str, body: dict[str, Any]) -> str:
+        if self._connection is None:
+            factory = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+            self._connection = factory(self._host, self._port, timeout=30.0)
+        try:
+            self._connection.request("POST", path, json.dumps(body), self._headers)
+            response = self._connection.getresponse()
+            response.read()
+            return str(response.status)
+        except (OSError, http.client.HTTPException) as exc:
+            self.close()
+            return type(exc).__name__
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def seed(
+    *, agents: int, memories_per_agent: int, settle_seconds: float = SEED_SETTLE_SECONDS
+) -> tuple[Tenant, list[Agent]]:
     tenant = tenant_create(slug=f"load-{uuid.uuid4().hex[:8]}", name="load_bench")
     seeded: list[Agent] = []
     texts = synthetic_sentences(agents * memories_per_agent, seed=7)
@@ -111,16 +158,33 @@ def seed(*, agents: int, memories_per_agent: int) -> tuple[Tenant, list[Agent]]:
         agent_id = f"load-agent-{index}"
         issued = api_key_create(tenant=tenant, role=ApiKeyRole.AGENT, agent_id=agent_id)
         mine = texts[index * memories_per_agent : (index + 1) * memories_per_agent]
-        created = memory_create_many(
+        memory_create_many(
             tenant=tenant,
             subject_id=agent_id,
             drafts=[MemoryDraft(text=text) for text in mine],
         )
-        memory_embed_pending(memory_ids=[str(memory.pk) for memory in created])
         # Queries are the memories' own topics, without the note number: realistic recalls.
         queries = tuple(text.rsplit(" (note", 1)[0] for text in mine[:50])
         seeded.append(Agent(agent_id=agent_id, key=issued.raw_key, queries=queries))
+    _embed_seed(tenant=tenant, settle_seconds=settle_seconds)
     return tenant, seeded
+
+
+def _embed_seed(*, tenant: Tenant, settle_seconds: float) -> None:
+    """Embed the seeded rows before the clock starts, and let the server's worker go idle.
+
+    The seed's writes wake the server's drain too. Draining here, through the same
+    ``SKIP LOCKED`` claim, splits the rows with that drain instead of embedding them twice,
+    and the short wait lets the worker's last batch finish: an embedding still running in
+    the worker when the clock starts would take the server's cores from the requests.
+    """
+    while memory_drain_embeddings(tenant_id=tenant.pk).more:
+        pass
+    deadline = time.monotonic() + SEED_SETTLE_TIMEOUT_SECONDS
+    pending = Memory.objects.filter(tenant=tenant, embedding__isnull=True)
+    while pending.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(settle_seconds)
 
 
 def remove(*, tenant: Tenant) -> int:
@@ -146,13 +210,11 @@ def run(*, plan: LoadPlan, agents: Sequence[Agent]) -> dict[str, Any]:
     deadline = time.perf_counter() + plan.seconds
     operation_for = _operations(plan)
     run_id = uuid.uuid4().hex[:6]
-    # A log line per request would be the load generator's own CPU, taken from the server's.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
 
     def client(number: int) -> None:
         agent = agents[number % len(agents)]
-        headers = {"Authorization": f"Bearer {agent.key}"}
-        with httpx.Client(base_url=plan.url, headers=headers, timeout=30.0) as http:
+        http = _KeepAlive(plan.url, token=agent.key)
+        try:
             for sent in itertools.count():
                 ticket = next(budget)
                 if ticket >= plan.max_requests or time.perf_counter() >= deadline:
@@ -160,18 +222,20 @@ def run(*, plan: LoadPlan, agents: Sequence[Agent]) -> dict[str, Any]:
                 operation = operation_for(ticket)
                 if operation == "recall":
                     query = agent.queries[sent % len(agent.queries)]
-                    request = ("/api/v1/memory/recall", {"query": query, "limit": 10})
+                    if plan.queries == QUERIES_UNIQUE:
+                        # A token no memory holds: a new text for the embedder, no new match.
+                        query = f"{query} q{run_id}x{number}x{sent}"
+                    path, body = "/api/v1/memory/recall", {"query": query, "limit": 10}
                 else:
                     text = f"Load note {run_id}-{number}-{sent}: the build cache was warmed."
-                    request = ("/api/v1/memory", {"text": text})
+                    path, body = "/api/v1/memory", {"text": text}
                 started = time.perf_counter()
-                try:
-                    status = str(http.post(request[0], json=request[1]).status_code)
-                except httpx.HTTPError as exc:
-                    status = type(exc).__name__
+                status = http.post(path, body)
                 elapsed = (time.perf_counter() - started) * 1000
                 with lock:
                     stats[operation].record(milliseconds=elapsed, status=status)
+        finally:
+            http.close()
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(plan.clients)]
     started = time.perf_counter()
@@ -190,6 +254,8 @@ def validate(plan: LoadPlan) -> LoadPlan:
     require_loopback(plan.url)
     if plan.mix not in MIXES:
         raise LoadBenchRefused(f"--mix must be one of {', '.join(MIXES)}")
+    if plan.queries not in QUERY_PATTERNS:
+        raise LoadBenchRefused(f"--queries must be one of {', '.join(QUERY_PATTERNS)}")
     if not 1 <= plan.clients <= MAX_CLIENTS:
         raise LoadBenchRefused(f"--clients must be between 1 and {MAX_CLIENTS}")
     if not 0 < plan.seconds <= MAX_SECONDS:

@@ -45,7 +45,7 @@ def test_bounds_are_enforced(_case, changes):
 
 @pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
 def test_a_mixed_run_counts_every_request_and_removes_its_tenant(live_server):
-    tenant, agents = load_bench.seed(agents=2, memories_per_agent=5)
+    tenant, agents = load_bench.seed(agents=2, memories_per_agent=5, settle_seconds=0)
     assert Memory.objects.filter(tenant=tenant, embedding__isnull=False).count() == 10
 
     plan = load_bench.LoadPlan(

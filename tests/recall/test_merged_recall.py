@@ -303,3 +303,16 @@ def test_foreign_tenant_cannot_reference_another_tenants_recall(agent, foreign_a
 
 def test_recall_requires_a_key(anonymous, db):
     assert anonymous.post(RECALL, {"query": "x"}, format="json").status_code == 401
+
+
+def test_both_halves_share_one_query_embedding(agent, corpus, mocker):
+    from apps.providers import query_vectors
+
+    query_vectors.clear_query_vectors()
+    embed = mocker.spy(query_vectors, "embed_query")
+
+    body = _recall(agent, query="which port does staging postgres use", limit=6)
+
+    assert {item["source"] for item in body["data"]} == {"memory", "knowledge"}
+    assert body["meta"]["degraded"] is False
+    assert embed.call_count == 1

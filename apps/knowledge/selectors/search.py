@@ -59,7 +59,8 @@ from apps.knowledge.selectors.retrieval import (
     visible_articles,
 )
 from apps.knowledge.viewer import Viewer
-from apps.providers.embeddings import EmbeddingsUnavailable, embed_query, normalise_text
+from apps.providers.embeddings import EmbeddingsUnavailable, normalise_text
+from apps.providers.query_vectors import embed_query_cached
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
@@ -157,7 +158,9 @@ def _retrieve(
     degraded_reason: str | None = None
     vector: list[float] | None = None
     try:
-        vector = embed_query(tenant_embedding_config(tenant=tenant), query)
+        vector = embed_query_cached(
+            tenant_embedding_config(tenant=tenant), query, caller=f"{tenant.pk}|{viewer.subject_id}"
+        )
     except EmbeddingsUnavailable as exc:
         degraded_reason = str(exc.reason)
     try:

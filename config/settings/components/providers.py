@@ -7,6 +7,11 @@ EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
 EMBEDDING_PROVIDER = env.str("ENGRAM_EMBEDDING_PROVIDER", default="local")
 LLM_PROVIDER = env.str("ENGRAM_LLM_PROVIDER", default="heuristic")
 LOCAL_EMBEDDING_THREADS = env.int("ENGRAM_LOCAL_EMBEDDING_THREADS", default=2)
+# Recall's query vectors (apps/providers/query_vectors.py): how many distinct (caller,
+# provider, text) vectors each process keeps (0 keeps none; ~1.5 KB each at 384 dimensions),
+# and how many queries a process embeds at once beside the keyword leg.
+EMBEDDING_QUERY_CACHE_SIZE = env.int("ENGRAM_EMBEDDING_QUERY_CACHE_SIZE", default=2048)
+EMBEDDING_QUERY_THREADS = env.int("ENGRAM_EMBEDDING_QUERY_THREADS", default=4)
 EMBEDDING_MODEL = env.str("ENGRAM_EMBEDDING_MODEL", default="")
 EMBEDDING_BASE_URL = env.str("ENGRAM_EMBEDDING_BASE_URL", default="")
 EMBEDDING_API_KEY = env.str("ENGRAM_EMBEDDING_API_KEY", default="")

@@ -1,7 +1,8 @@
 """``load_bench``: concurrent HTTP clients against a running Engram on this machine.
 
     manage.py load_bench [--url http://127.0.0.1:8000] --clients 8 --seconds 15
-                         --mix recall|write|mixed [--agents 8] [--memories 200]
+                         --mix recall|write|mixed [--queries unique|repeat]
+                         [--agents 8] [--memories 200]
                          [--max-requests N] [--json]
 
 Run it with the same settings (and data directory) as the server under test: it seeds its own
@@ -29,6 +30,12 @@ class Command(EngramCommand):
         parser.add_argument("--clients", type=int, default=8)
         parser.add_argument("--seconds", type=float, default=15.0)
         parser.add_argument("--mix", choices=load_bench.MIXES, default="mixed")
+        parser.add_argument(
+            "--queries",
+            choices=load_bench.QUERY_PATTERNS,
+            default=load_bench.QUERIES_UNIQUE,
+            help="unique: every recall a new text; repeat: each agent cycles its 50 topics.",
+        )
         parser.add_argument("--agents", type=int, default=8, help="Agents (one key each).")
         parser.add_argument(
             "--memories", type=int, default=200, help="Embedded memories seeded per agent."
@@ -47,6 +54,7 @@ class Command(EngramCommand):
                     seconds=options["seconds"],
                     mix=options["mix"],
                     max_requests=options["max_requests"],
+                    queries=options["queries"],
                 )
             )
         except load_bench.LoadBenchRefused as exc:
@@ -65,6 +73,7 @@ class Command(EngramCommand):
                 "url": plan.url,
                 "clients": plan.clients,
                 "mix": plan.mix,
+                "queries": plan.queries,
                 "agents": len(agents),
                 "memories_per_agent": options["memories"],
                 "memories_removed": removed,
@@ -75,7 +84,8 @@ class Command(EngramCommand):
 
 def _human(report: dict[str, Any]) -> str:
     lines = [
-        f"load_bench {report['mix']} against {report['url']}: {report['clients']} clients, "
+        f"load_bench {report['mix']} ({report['queries']} queries) against {report['url']}: "
+        f"{report['clients']} clients, "
         f"{report['seconds']} s, {report['agents']} agents x {report['memories_per_agent']} "
         "memories"
     ]

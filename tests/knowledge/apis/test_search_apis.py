@@ -100,7 +100,7 @@ def test_search_degrades_to_keywords_when_embeddings_are_down(tenant, wiki, agen
 )
 def test_search_validates_the_query_before_embedding(agent, mocker, _case, query, code, message):
     # given
-    spy = mocker.patch("apps.knowledge.selectors.search.embed_query")
+    spy = mocker.patch("apps.knowledge.selectors.search.embed_query_cached")
 
     # when
     response = agent.post(f"{BASE}/search", {"query": query})

@@ -168,7 +168,7 @@ def test_a_bad_query_is_refused_before_anything_is_embedded(
     tenant, agent_viewer, mocker, _case, query, error, code
 ):
     # given
-    spy = mocker.patch("apps.knowledge.selectors.search.embed_query")
+    spy = mocker.patch("apps.knowledge.selectors.search.embed_query_cached")
 
     # when
     with pytest.raises(error) as raised:

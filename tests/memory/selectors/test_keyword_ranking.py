@@ -90,9 +90,7 @@ def _two_pass(tenant, subject_id, query, limit):
     scope = recall_scope(
         tenant_id=tenant.pk, subject_id=subject_id, project_id=None, include_superseded=False
     )
-    return [
-        (memory.pk, round(score, 9)) for memory, score, _ in keyword_ranking(scope, query, limit)
-    ]
+    return [(memory.pk, round(score, 9)) for memory, score in keyword_ranking(scope, query, limit)]
 
 
 @pytest.fixture

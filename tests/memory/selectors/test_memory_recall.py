@@ -180,7 +180,7 @@ def test_large_subject_uses_the_iterative_hnsw_scan_and_matches_exact(tenant, se
     ],
 )
 def test_query_is_validated_before_embedding(tenant, mocker, _case, query, code):
-    embed = mocker.patch("apps.memory.selectors.recall.embed_query")
+    embed = mocker.patch("apps.memory.selectors.recall.embed_query_soon")
 
     with pytest.raises(ValidationFailed) as excinfo:
         memory_recall(tenant=tenant, subject_id="a", query=query)

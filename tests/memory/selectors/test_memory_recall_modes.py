@@ -56,7 +56,7 @@ def test_keyword_mode_ranks_by_words_in_scope_only(notes):
 
 
 def test_keyword_mode_needs_no_embedding_call(notes, mocker):
-    embed = mocker.patch("apps.memory.selectors.recall.embed_query")
+    embed = mocker.patch("apps.memory.selectors.recall.embed_query_soon")
 
     result = memory_recall(tenant=notes, subject_id="a", query="editor", mode="keyword")
 
@@ -280,3 +280,22 @@ def test_api_refuses_an_unknown_mode_with_422(agent):
 
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "validation_error"
+
+
+def test_a_repeated_recall_reuses_its_query_vector_and_ranks_the_same(notes, mocker):
+    from apps.providers import query_vectors
+
+    query_vectors.clear_query_vectors()
+    embed = mocker.spy(query_vectors, "embed_query")
+
+    first = memory_recall(tenant=notes, subject_id="a", query="editor dark mode")
+    again = memory_recall(tenant=notes, subject_id="a", query="editor dark mode")
+    other_subject = memory_recall(tenant=notes, subject_id="b", query="editor dark mode")
+
+    assert embed.call_count == 2  # once for "a", once for "b": never shared between callers
+    assert [(hit.memory.pk, hit.score, hit.similarity) for hit in again.results] == [
+        (hit.memory.pk, hit.score, hit.similarity) for hit in first.results
+    ]
+    assert first.results
+    assert other_subject.results
+    assert all(hit.memory.subject_id == "b" for hit in other_subject.results)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from concurrent.futures import Future
 
 from django.conf import settings
 from django.db import OperationalError
@@ -41,7 +42,8 @@ from apps.memory.selectors.recall.results import (
     RecallResult,
 )
 from apps.memory.selectors.recall.semantic import semantic_recall
-from apps.providers.embeddings import EmbeddingsUnavailable, embed_query
+from apps.providers.embeddings import EmbeddingsUnavailable
+from apps.providers.query_vectors import embed_query_soon
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
@@ -86,7 +88,9 @@ def memory_recall(
     """The subject's top-``limit`` memories for ``query`` (spec envelope ``{results, meta}``).
 
     ``mode`` is ``semantic`` | ``keyword`` | ``hybrid`` (default ``MEMORY_RECALL_DEFAULT_MODE``).
-    ``query_embedding`` lets a caller that already embedded the query (merged recall) reuse it.
+    ``query_embedding`` lets a caller that already embedded the query reuse it; otherwise the
+    query is embedded on the query pool while the keyword leg runs, through the caller's
+    query-vector cache (:mod:`apps.providers.query_vectors`).
     ``meta.degraded_reason`` names why the primary served what the heavy-read replica should
     have (``replica_lag``, ``replica_unavailable``), else null.
     """
@@ -102,43 +106,48 @@ def memory_recall(
         limit=limit,
         mode=mode,
     )
-    if mode == MODE_KEYWORD:
-        query_embedding = None
+    vector: Future[list[float]] | None = None
     result: RecallResult | None = None
-    if mode != MODE_KEYWORD and query_embedding is None:
-        try:
-            query_embedding = embed_query(tenant_embedding_config(tenant=tenant), query)
-        except EmbeddingsUnavailable as exc:
-            result = degrade(reason=exc.reason)
-    if result is None:
-        try:
-            with heavy_read_slot(tenant_id=tenant.pk):
-                if mode == MODE_SEMANTIC:
-                    assert query_embedding is not None  # noqa: S101 - narrowed above
-                    result = semantic_recall(
-                        tenant=tenant,
-                        subject_id=subject_id,
-                        vector=query_embedding,
-                        project_id=project_id,
-                        limit=limit,
-                        include_superseded=include_superseded,
-                    )
-                else:
-                    result = keyword_recall(
-                        tenant=tenant,
-                        subject_id=subject_id,
-                        query=query,
-                        vector=query_embedding,
-                        project_id=project_id,
-                        limit=limit,
-                        include_superseded=include_superseded,
-                    )
-            result.meta["mode"] = mode
-        except (HeavyReadShed, OperationalError) as exc:
-            # Shed, or the heavy-read repo timed out or is unreachable: answer from the OLTP
-            # repo.
-            result = degrade(
-                reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
-            )
+    try:
+        if mode != MODE_KEYWORD:
+            if query_embedding is None:
+                # Started now, embedded while the keyword leg's SQL runs (hybrid).
+                vector = embed_query_soon(
+                    tenant_embedding_config(tenant=tenant),
+                    query,
+                    caller=f"{tenant.pk}|{subject_id}",
+                )
+            else:
+                vector = Future()
+                vector.set_result(query_embedding)
+        with heavy_read_slot(tenant_id=tenant.pk):
+            if mode == MODE_SEMANTIC:
+                assert vector is not None  # noqa: S101 - every mode but keyword has one
+                result = semantic_recall(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    vector=vector.result(),
+                    project_id=project_id,
+                    limit=limit,
+                    include_superseded=include_superseded,
+                )
+            else:
+                result = keyword_recall(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    query=query,
+                    vector=vector,
+                    project_id=project_id,
+                    limit=limit,
+                    include_superseded=include_superseded,
+                )
+        result.meta["mode"] = mode
+    except EmbeddingsUnavailable as exc:
+        result = degrade(reason=exc.reason)
+    except (HeavyReadShed, OperationalError) as exc:
+        # Shed, or the heavy-read repo timed out or is unreachable: answer from the OLTP repo.
+        result = degrade(
+            reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
+        )
     result.meta["degraded_reason"] = heavy_read_bypass_reason()
     return result

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,6 @@ def _bm25_sql(
     scope: CompiledScope,
     fetch: int,
     population: Sequence[CompiledScope] = (),
-    vector_param: VectorParam | None = None,
     *,
     rows: bool = True,
 ) -> tuple[str, list[Any]]:
@@ -86,9 +86,8 @@ def _bm25_sql(
     (embedded + pending rows: each count is an index-only scan of its partial index, where
     the union of both has no index of its own).
 
-    With a query vector (``vector_param``) each row also carries its cosine similarity to it
-    (NULL for a row without a vector), so a keyword-only hit of ``hybrid`` reports one too.
-    Without ``rows`` the statement returns each row's id instead of its columns.
+    The statement needs no query vector, so ``hybrid`` runs it while the query is embedded.
+    Without ``rows`` it returns each row's id instead of its columns.
     """
     table, pk = scope.table, quote(scope.using, "id")
     parts = list(population) or [scope]
@@ -97,8 +96,6 @@ def _bm25_sql(
         for part in parts
     )
     vector = f"{table}.{quote(scope.using, 'search_vector')}"
-    embedding = f"{table}.{quote(scope.using, 'embedding')}"
-    similarity = "NULL::float8" if vector_param is None else f"1 - ({embedding} <=> %s)"
     columns = select_list(scope.using) if rows else f"{table}.{pk}"
     # Identifiers and WHERE clauses come from Django; every value is a parameter.
     sql = f"""
@@ -154,7 +151,7 @@ def _bm25_sql(
               FROM hits JOIN weights USING (lexeme)
              GROUP BY hits.id ORDER BY keyword_score DESC, hits.id LIMIT %s
         )
-        SELECT {columns}, ranked.keyword_score, {similarity} FROM {table}
+        SELECT {columns}, ranked.keyword_score FROM {table}
           JOIN ranked ON ranked.id = {table}.{pk}
          WHERE {scope.where} ORDER BY ranked.keyword_score DESC, {table}.{pk}
     """  # noqa: S608
@@ -168,13 +165,9 @@ def _bm25_sql(
         *(k1, k1, b, b, pool),  # pool
         context_weight,  # hits
         *(k1, k1, b, b, fetch),  # ranked
-        *([] if vector_param is None else [vector_param]),  # similarity
         *scope.params,  # the rows
     ]
     return sql, params
-
-
-KeywordRow = tuple[Memory, float, float | None]
 
 
 def keyword_ranking(
@@ -182,18 +175,12 @@ def keyword_ranking(
     query: str,
     fetch: int,
     population: Sequence[CompiledScope] = (),
-    vector: Sequence[float] | None = None,
-) -> list[KeywordRow]:
+) -> list[tuple[Memory, float]]:
     """The scope's top-``fetch`` rows by BM25 for ``query`` (rows matching no word: none), as
-    ``(memory, bm25, similarity)``; the cosine similarity to ``vector`` is None without one
-    or for a row that has no vector."""
-    param = None if vector is None else VectorParam(vector)
-    sql, params = _bm25_sql(scope, fetch, population, param)
-    rows = fetch_scored(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params], columns=2)
-    return [
-        (memory, float(score), None if similarity is None else float(similarity))
-        for memory, (score, similarity) in rows
-    ]
+    ``(memory, bm25)``."""
+    sql, params = _bm25_sql(scope, fetch, population)
+    rows = fetch_scored(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params])
+    return [(memory, float(score)) for memory, (score,) in rows]
 
 
 def keyword_ranked_ids(
@@ -201,38 +188,32 @@ def keyword_ranked_ids(
     query: str,
     fetch: int,
     population: Sequence[CompiledScope],
-    vector: Sequence[float],
-) -> list[tuple[uuid.UUID, float, float | None]]:
-    """:func:`keyword_ranking` as ``(id, bm25, similarity)``, without reading the rows: the
-    keyword leg of ``hybrid``, whose rows only matter for the fused winners."""
-    sql, params = _bm25_sql(scope, fetch, population, VectorParam(vector), rows=False)
+) -> list[tuple[uuid.UUID, float]]:
+    """:func:`keyword_ranking` as ``(id, bm25)``, without reading the rows: the keyword leg
+    of ``hybrid``, whose rows only matter for the fused winners."""
+    sql, params = _bm25_sql(scope, fetch, population, rows=False)
     return [
-        (pk, float(score), None if similarity is None else float(similarity))
-        for pk, score, similarity in fetch_values(
-            scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params]
-        )
+        (pk, float(score))
+        for pk, score in fetch_values(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params])
     ]
 
 
 @dataclass(frozen=True)
 class Fused:
-    """One memory of the fused ranking: its id, fused score, the legs that ranked it and its
-    cosine similarity to the query (None for a row without a vector)."""
+    """One memory of the fused ranking: its id, fused score and the legs that ranked it."""
 
     pk: uuid.UUID
     score: float
     legs: frozenset[str]
-    similarity: float | None
 
 
 def fuse(
     semantic: Sequence[tuple[uuid.UUID, float]],
-    keyword: Sequence[tuple[uuid.UUID, float, float | None]],
+    keyword: Sequence[tuple[uuid.UUID, float]],
     limit: int,
 ) -> list[Fused]:
     """Weighted reciprocal rank fusion of the vector leg's ``(id, distance)`` and the keyword
-    leg's ``(id, bm25, similarity)``, best first; the score is normalised so 1.0 means "first
-    in both".
+    leg's ``(id, bm25)``, best first; the score is normalised so 1.0 means "first in both".
 
     The score is a rank, not a relevance: the same memory scores differently for the same
     query as the rest of the subject changes.
@@ -245,13 +226,10 @@ def fuse(
         "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
         "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
     }
-    similarity: dict[uuid.UUID, float | None] = {}
     ranks: dict[uuid.UUID, dict[str, int]] = {}
-    for rank, (pk, distance) in enumerate(semantic, start=1):
-        similarity[pk] = 1.0 - distance
+    for rank, (pk, _distance) in enumerate(semantic, start=1):
         ranks.setdefault(pk, {})["semantic"] = rank
-    for rank, (pk, _score, cosine) in enumerate(keyword, start=1):
-        similarity.setdefault(pk, cosine)
+    for rank, (pk, _score) in enumerate(keyword, start=1):
         ranks.setdefault(pk, {})["keyword"] = rank
     ceiling = sum(weights.values()) / (k + 1)
 
@@ -269,13 +247,7 @@ def fuse(
         ),
     )
     return [
-        Fused(
-            pk=pk,
-            score=round(fused(pk), 6),
-            legs=frozenset(ranks[pk]),
-            similarity=similarity[pk],
-        )
-        for pk in order[:limit]
+        Fused(pk=pk, score=round(fused(pk), 6), legs=frozenset(ranks[pk])) for pk in order[:limit]
     ]
 
 
@@ -297,12 +269,14 @@ def keyword_recall(
     tenant: Tenant,
     subject_id: str,
     query: str,
-    vector: Sequence[float] | None,
+    vector: Future[list[float]] | None,
     project_id: uuid.UUID | None,
     limit: int,
     include_superseded: bool,
 ) -> RecallResult:
-    """``keyword`` (no vector) or ``hybrid`` (with one): both legs over one guarded scope."""
+    """``keyword`` (no vector) or ``hybrid`` (with the query's vector, possibly still being
+    embedded): both legs over one guarded scope. Waiting for the vector can raise
+    ``EmbeddingsUnavailable``."""
     started = time.perf_counter()
     fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
     meta: dict[str, Any] = {}
@@ -328,17 +302,20 @@ def keyword_recall(
                 score=round(score, 6),
                 selection_reason=_keyword_reason(memory, REASON_KEYWORD),
             )
-            for memory, score, _similarity in keyword_ranking(
+            for memory, score in keyword_ranking(
                 scopes[ROWS_ANY], query, fetch, population=population
             )[:limit]
         ]
     else:
-        # The vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper;
-        # both legs rank ids, and only the fused winners' rows are read.
+        # The keyword leg needs no vector: it runs while the query is being embedded. Then
+        # the vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact),
+        # deeper; both legs rank ids, and only the fused winners' rows are read.
+        keyword = keyword_ranked_ids(scopes[ROWS_ANY], query, fetch, population)
+        query_vector = vector.result()
         leg = semantic_ranking(
             tenant=tenant,
             subject_id=subject_id,
-            vector=vector,
+            vector=query_vector,
             project_id=project_id,
             limit=fetch,
             include_superseded=include_superseded,
@@ -346,20 +323,19 @@ def keyword_recall(
         strategy = leg.strategy
         if "ann_iterative_scan" in leg.meta:
             meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
-        winners = fuse(
-            leg.ranked,
-            keyword_ranked_ids(scopes[ROWS_ANY], query, fetch, population, vector),
-            limit,
-        )
-        memories, pending = fetch_rows(
-            scopes[ROWS_ANY], [winner.pk for winner in winners], counting=scopes[ROWS_PENDING]
+        winners = fuse(leg.ranked, keyword, limit)
+        memories, similarities, pending = fetch_rows(
+            scopes[ROWS_ANY],
+            [winner.pk for winner in winners],
+            counting=scopes[ROWS_PENDING],
+            vector=VectorParam(query_vector),
         )
         results = [
             RecallHit(
                 memory=memories[winner.pk],
                 score=winner.score,
                 selection_reason=_keyword_reason(memories[winner.pk], _REASONS[winner.legs]),
-                similarity=winner.similarity,
+                similarity=similarities[winner.pk],
             )
             # A winner forgotten between the ranking and this read is left out, not faked.
             for winner in winners

@@ -28,6 +28,7 @@ from django.db.models.expressions import Col
 
 from apps.core.db.cursors import server_bound_cursor
 from apps.core.repos import ScopeViolation, heavy_read_memories
+from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
 from apps.projects.scoping import project_partition
@@ -255,20 +256,26 @@ def fetch_values(scope: CompiledScope, sql: str, params: Sequence[Any]) -> list[
 
 
 def fetch_rows(
-    scope: CompiledScope, ids: Sequence[Any], *, counting: CompiledScope
-) -> tuple[dict[Any, Memory], int]:
-    """The rows of ``ids`` that are in ``scope``, by id, and how many rows ``counting`` covers:
-    a ranking that read ids only (the legs of ``hybrid``) reads its winners' rows alone, under
+    scope: CompiledScope, ids: Sequence[Any], *, counting: CompiledScope, vector: VectorParam
+) -> tuple[dict[Any, Memory], dict[Any, float | None], int]:
+    """The rows of ``ids`` that are in ``scope``, by id, each one's cosine similarity to
+    ``vector`` (None for a row without a vector), and how many rows ``counting`` covers: a
+    ranking that read ids only (the legs of ``hybrid``) reads its winners' rows alone, under
     the same guarded clause, and the count rides in the same statement."""
     if not ids:
-        return {}, count_rows(counting)
+        return {}, {}, count_rows(counting)
     table, pk = scope.table, quote(scope.using, "id")
+    embedding = quote(scope.using, "embedding")
     sql = (
-        f"SELECT {select_list(scope.using)}, "  # noqa: S608
+        f"SELECT {select_list(scope.using)}, 1 - ({table}.{embedding} <=> %s), "  # noqa: S608
         f"(SELECT count(*) FROM {table} WHERE {counting.where}) FROM {table} "
         f"WHERE {table}.{pk} = ANY(%s) AND {scope.where}"
     )
-    rows = fetch_scored(scope, sql, [*counting.params, list(ids), *scope.params])
+    rows = fetch_scored(scope, sql, [vector, *counting.params, list(ids), *scope.params], columns=2)
     if not rows:  # every winner was forgotten since it was ranked
-        return {}, count_rows(counting)
-    return {memory.pk: memory for memory, _count in rows}, int(rows[0][1][0])
+        return {}, {}, count_rows(counting)
+    similarities = {
+        memory.pk: None if similarity is None else float(similarity)
+        for memory, (similarity, _count) in rows
+    }
+    return {memory.pk: memory for memory, _values in rows}, similarities, int(rows[0][1][1])
