@@ -8,10 +8,8 @@ clock starts, and removed at the end.
 
 from __future__ import annotations
 
-import http.client
 import ipaddress
 import itertools
-import json
 import statistics
 import threading
 import time
@@ -26,6 +24,7 @@ from apps.memory.models import Memory
 from apps.memory.services import MemoryDraft, memory_create_many, memory_drain_embeddings
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create, tenant_create
+from lab.http_client import KeepAliveClient
 from lab.memory_bench import synthetic_sentences
 
 MIXES = ("recall", "write", "mixed")
@@ -112,42 +111,6 @@ class LoadPlan:
     queries: str = QUERIES_UNIQUE
 
 
-class _KeepAlive:
-    """One keep-alive HTTP/1.1 connection that posts JSON and returns the status.
-
-    The standard library's client, not httpx: the generator shares the server's two cores,
-    and httpx spends several times the CPU per request (its own ms are the server's lost ms).
-    A transport error closes the connection (the next request reconnects) and is counted by
-    its exception's name.
-    """
-
-    def __init__(self, url: str, *, token: str) -> None:
-        parts = urlsplit(url)
-        self._host = parts.hostname or "127.0.0.1"
-        self._port = parts.port or (443 if parts.scheme == "https" else 80)
-        self._https = parts.scheme == "https"
-        self._headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-        self._connection: http.client.HTTPConnection | None = None
-
-    def post(self, path: str, body: dict[str, Any]) -> str:
-        if self._connection is None:
-            factory = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            self._connection = factory(self._host, self._port, timeout=30.0)
-        try:
-            self._connection.request("POST", path, json.dumps(body), self._headers)
-            response = self._connection.getresponse()
-            response.read()
-            return str(response.status)
-        except (OSError, http.client.HTTPException) as exc:
-            self.close()
-            return type(exc).__name__
-
-    def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-
-
 def seed(
     *, agents: int, memories_per_agent: int, settle_seconds: float = SEED_SETTLE_SECONDS
 ) -> tuple[Tenant, list[Agent]]:
@@ -213,7 +176,7 @@ def run(*, plan: LoadPlan, agents: Sequence[Agent]) -> dict[str, Any]:
 
     def client(number: int) -> None:
         agent = agents[number % len(agents)]
-        http = _KeepAlive(plan.url, token=agent.key)
+        http = KeepAliveClient(plan.url, token=agent.key)
         try:
             for sent in itertools.count():
                 ticket = next(budget)

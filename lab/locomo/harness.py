@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -35,6 +34,7 @@ from apps.memory.selectors import memory_recall
 from apps.memory.services import MemoryDraft, memory_embed_pending, memory_write_batch
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create, tenant_create
+from lab.http_client import KeepAliveClient
 from lab.locomo.dataset import (
     LOADER_CLIENT,
     LOADER_FACTS,
@@ -304,27 +304,28 @@ def http_latency(
         if max_queries is not None:
             questions = questions[:max_queries]
         body_extra = {} if mode is None else {"mode": mode}
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}/api/v1", timeout=30.0) as http:
+        http = KeepAliveClient(f"http://127.0.0.1:{port}/api/v1")
+        try:
 
-            def recall(sample_id: str, query: str) -> httpx.Response:
-                return http.post(
-                    "/memory/recall",
-                    json={"query": query, "limit": HTTP_RECALL_LIMIT, **body_extra},
-                    headers={"Authorization": f"Bearer {keys[sample_id]}"},
-                )
+            def recall(sample_id: str, query: str) -> str:
+                body = {"query": query, "limit": HTTP_RECALL_LIMIT, **body_extra}
+                return http.post("/memory/recall", body, token=keys[sample_id])
 
-            # Every worker process loads its model and prepares its statements first.
+            # Every worker process loads its model and prepares its statements first, on
+            # texts of their own (a measured question must not find its vector kept).
             for sample_id, query in questions[:HTTP_WARMUP_QUERIES]:
-                recall(sample_id, query)
+                recall(sample_id, f"{query} (warm-up)")
             for sample_id, query in questions:
                 started = time.perf_counter()
-                response = recall(sample_id, query)
+                status = recall(sample_id, query)
                 elapsed = (time.perf_counter() - started) * 1000
                 outcome.queries += 1
-                if response.status_code != 200:
+                if status != "200":
                     outcome.errors += 1
                     continue
                 outcome.latencies_ms.append(elapsed)
+        finally:
+            http.close()
     finally:
         server.terminate()
         try:

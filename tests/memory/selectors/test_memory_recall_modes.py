@@ -299,3 +299,40 @@ def test_a_repeated_recall_reuses_its_query_vector_and_ranks_the_same(notes, moc
     assert first.results
     assert other_subject.results
     assert all(hit.memory.subject_id == "b" for hit in other_subject.results)
+
+
+def test_hybrid_runs_the_keyword_leg_while_the_query_is_embedded(notes, mocker):
+    import threading
+    from contextlib import ExitStack
+
+    from django.db import connections
+
+    from apps.providers import query_vectors
+
+    query_vectors.clear_query_vectors()
+    keyword_ran = threading.Event()
+    embed = query_vectors.embed_query
+
+    def embed_after_the_keyword_leg(config, text):
+        # A recall that embedded its query before running the keyword leg would wait here in
+        # vain, and the recall would fail with this AssertionError.
+        assert keyword_ran.wait(timeout=10), "the keyword leg did not run during the embedding"
+        return embed(config, text)
+
+    def watch(execute, sql, params, many, context):
+        outcome = execute(sql, params, many, context)
+        if "WITH terms AS" in sql:
+            keyword_ran.set()
+        return outcome
+
+    mocker.patch.object(query_vectors, "embed_query", side_effect=embed_after_the_keyword_leg)
+    with ExitStack() as stack:
+        for alias in ("default", "heavy_read"):
+            stack.enter_context(connections[alias].execute_wrapper(watch))
+        result = memory_recall(tenant=notes, subject_id="a", query="editor dark mode")
+
+    assert result.meta["mode"] == "hybrid"
+    assert result.meta["fallback"] is False
+    assert result.results[0].memory.text == "dark mode is preferred in the editor"
+    assert result.results[0].selection_reason == "keyword+semantic"
+    assert result.results[0].similarity is not None
