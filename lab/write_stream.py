@@ -3,13 +3,15 @@
 Measured the way a client lives it, against a running server on this machine (``make run``:
 gunicorn, a real Celery worker on its broker, the tenant's embedder) and the database it uses:
 
-* **stream** — ``count`` single ``POST /api/v1/memory`` writes at ``rate`` per second from one
-  client. Each text carries a word of its own, and a second thread asks keyword recall for that
-  word as soon as the write has returned, again every ``POLL_S`` until the memory is in the
-  answer: *write → keyword-findable*. *Write → embedded* is the row's ``embedded_at`` (stamped by
-  the worker in the same UPDATE as the vector, so the first moment a semantic recall can rank
-  it) minus the moment the write returned, both on this machine's clock; at the end every
-  memory is looked up by semantic recall of its own text, to check that embedded means found.
+* **stream** — ``count`` single ``POST /api/v1/memory`` writes at ``rate`` per second, each
+  sent on its schedule (an open loop: a few sender threads, so a slow write does not delay the
+  next one). Each text carries a word of its own, and a checker thread asks keyword recall for
+  that word as soon as the write has returned, again every ``POLL_S`` until the memory is in
+  the answer: *write → keyword-findable*. *Write → embedded* is the row's ``embedded_at``
+  (stamped by the worker in the same UPDATE as the vector, so the first moment a semantic
+  recall can rank it) minus the moment the write returned, both on this machine's clock; at
+  the end every memory is looked up by semantic recall of its own text, to check that
+  embedded means found.
 * **burst** — ``count`` single writes as fast as the client can send them (each waits for the
   previous one's response): whether keyword recall finds the last one right after its write
   returned, and the seconds from that moment until all of them are embedded.
@@ -20,6 +22,7 @@ write rate limit is not what is measured) and deleted at the end.
 
 from __future__ import annotations
 
+import itertools
 import math
 import queue
 import secrets
@@ -37,6 +40,10 @@ from apps.tenancy.services import api_key_create, tenant_create
 from lab.load_bench import require_loopback
 
 POLL_S = 0.02
+# The stream's senders and keyword checkers: enough threads that one request may take this
+# long without the schedule slipping, at most this many of each.
+REQUEST_BUDGET_S = 0.04
+MAX_STREAM_THREADS = 8
 #: Give up on a memory that is not searchable after this long (reported as not found).
 SEARCHABLE_TIMEOUT_S = 120.0
 WORDS = ("kettle", "harbour", "violin", "meadow", "lantern", "orchard", "glacier", "saddle")
@@ -116,31 +123,63 @@ def _keyword_checker(client: _Client, pending: queue.Queue[Write | None]) -> Non
 
 
 def _stream(url: str, key: str, *, rate: float, count: int) -> Phase:
-    writer, checker = _Client(url, key), _Client(url, key)
+    """Write ``i`` is sent at ``start + i / rate``, whatever the previous writes' latency: an
+    open-loop schedule, kept by a few sender threads (one connection each), so the rate asked
+    is the rate sent for as long as the server keeps up; past that, writes go late and
+    ``rate_achieved`` says so. Each returned write is handed to the keyword checkers."""
     pending: queue.Queue[Write | None] = queue.Queue()
-    thread = threading.Thread(target=_keyword_checker, args=(checker, pending), daemon=True)
-    thread.start()
-    phase = Phase(started_at=time.time())
+    checkers = [
+        threading.Thread(target=_keyword_checker, args=(_Client(url, key), pending), daemon=True)
+        for _ in range(_threads_for(rate))
+    ]
+    for thread in checkers:
+        thread.start()
+    writes: list[Write | None] = [None] * count
+    tickets = itertools.count()
+    ticket_lock = threading.Lock()
+    start = time.monotonic() + 0.1
     interval = 1.0 / rate
-    start = time.monotonic()
+
+    def send() -> None:
+        client = _Client(url, key)
+        try:
+            while True:
+                with ticket_lock:
+                    index = next(tickets)
+                if index >= count:
+                    return
+                delay = start + index * interval - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                token = _token()
+                write = Write(token=token, text=_text(token, index))
+                write.memory_id = client.write(write.text)
+                write.returned_at = time.time()
+                writes[index] = write
+                pending.put(write)
+        finally:
+            client.close()
+
+    senders = [threading.Thread(target=send) for _ in range(_threads_for(rate))]
+    phase = Phase(started_at=time.time() + 0.1)
     try:
-        for index in range(count):
-            delay = start + index * interval - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            token = _token()
-            write = Write(token=token, text=_text(token, index))
-            write.memory_id = writer.write(write.text)
-            write.returned_at = time.time()
-            phase.writes.append(write)
-            pending.put(write)
+        for thread in senders:
+            thread.start()
+        for thread in senders:
+            thread.join()
         phase.finished_at = time.time()
     finally:
-        pending.put(None)
-        thread.join(timeout=SEARCHABLE_TIMEOUT_S + 10)
-        writer.close()
-        checker.close()
+        for _ in checkers:
+            pending.put(None)
+        for thread in checkers:
+            thread.join(timeout=SEARCHABLE_TIMEOUT_S + 10)
+    phase.writes = [write for write in writes if write is not None]
     return phase
+
+
+def _threads_for(rate: float) -> int:
+    """Enough senders (and checkers) that each has ~40 ms per request at ``rate``."""
+    return max(1, min(MAX_STREAM_THREADS, math.ceil(rate * REQUEST_BUDGET_S)))
 
 
 def _burst(url: str, key: str, *, count: int) -> tuple[Phase, bool]:
