@@ -11,10 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.fields import (
-    CheckedCharField,
     CheckedInputSerializer,
     CheckedListField,
+    LimitField,
     ProjectIdField,
+    QueryTextField,
+    SessionIdField,
 )
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.knowledge.selectors import validate_knowledge_query, validate_session_id
@@ -27,25 +29,13 @@ from apps.tenancy.api_base import TenantApi, idempotent
 class RecallInputSerializer(CheckedInputSerializer):
     # query and session_id are checked by the knowledge search's own validators (one
     # contract for every surface): invalid_query, query_too_long, invalid_session_id.
-    query = CheckedCharField(
-        check=validate_knowledge_query,
-        check_null=True,
-        min_length=1,
-        max_length=settings.KNOWLEDGE_QUERY_MAX_CHARS,
-        help_text="1-500 characters, not blank.",
+    query = QueryTextField(
+        check=validate_knowledge_query, max_chars=settings.KNOWLEDGE_QUERY_MAX_CHARS
     )
     project_id = ProjectIdField()
-    limit = serializers.IntegerField(
-        required=False,
-        default=settings.RECALL_DEFAULT_LIMIT,
-        min_value=1,
-        max_value=settings.RECALL_MAX_LIMIT,
-    )
-    session_id = CheckedCharField(
+    limit = LimitField(default=settings.RECALL_DEFAULT_LIMIT, max_value=settings.RECALL_MAX_LIMIT)
+    session_id = SessionIdField(
         check=validate_session_id,
-        required=False,
-        allow_null=True,
-        min_length=1,
         help_text="Optional opaque token (≤ 200 bytes UTF-8) for the knowledge half: articles "
         "already shown to this session are demoted.",
     )

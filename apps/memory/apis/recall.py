@@ -10,7 +10,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.fields import CheckedCharField, CheckedInputSerializer, ProjectIdField
+from apps.core.api.fields import (
+    CheckedInputSerializer,
+    LimitField,
+    ProjectIdField,
+    QueryTextField,
+)
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.memory.apis.common import MemoryOutputSerializer
 from apps.memory.selectors import (
@@ -27,19 +32,10 @@ from apps.tenancy.api_base import TenantApi
 class MemoryRecallInputSerializer(CheckedInputSerializer):
     # Checked by the selector's own validator, so every surface shares one contract: a
     # blank, null or non-string query is `invalid_query`, a long one `query_too_long`.
-    query = CheckedCharField(
-        check=validate_recall_query,
-        check_null=True,
-        min_length=1,
-        max_length=settings.MEMORY_QUERY_MAX_CHARS,
-        help_text="1-500 characters, not blank.",
-    )
+    query = QueryTextField(check=validate_recall_query, max_chars=settings.MEMORY_QUERY_MAX_CHARS)
     project_id = ProjectIdField()
-    limit = serializers.IntegerField(
-        required=False,
-        default=settings.MEMORY_RECALL_DEFAULT_LIMIT,
-        min_value=1,
-        max_value=settings.MEMORY_RECALL_MAX_LIMIT,
+    limit = LimitField(
+        default=settings.MEMORY_RECALL_DEFAULT_LIMIT, max_value=settings.MEMORY_RECALL_MAX_LIMIT
     )
     include_superseded = serializers.BooleanField(required=False, default=False)
     # Default: MEMORY_RECALL_DEFAULT_MODE (hybrid). docs/memory.md, "Recall modes".
