@@ -9,6 +9,7 @@ import uuid
 from django.db import IntegrityError
 from django.utils.text import slugify
 
+from apps.core.db.erasure import erase_rows
 from apps.core.db.transactions import write_transaction
 from apps.projects.exceptions import InvalidSlug, ProjectSlugTaken
 from apps.projects.models import SLUG_MAX_LENGTH, Project, ProjectStatus
@@ -133,8 +134,4 @@ def project_archive(*, tenant: Tenant, project_id: uuid.UUID | str) -> Project:
 def project_erase_all(*, tenant: Tenant, dry_run: bool) -> int:
     """Delete (or count) every project of ``tenant``: tenant erasure, after the memories and
     articles that reference them are gone (helper, inside the erasure's transaction)."""
-    projects = Project.objects.filter(tenant=tenant)
-    count = projects.count()
-    if not dry_run:
-        projects.delete()
-    return count
+    return erase_rows(Project.objects.filter(tenant=tenant), dry_run=dry_run)
