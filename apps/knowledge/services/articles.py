@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Protocol
 
-from django.db import IntegrityError
 from django.db.models import Q, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from apps.core.db.constraints import raise_on_violation
 from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import PermissionDenied
@@ -167,21 +167,10 @@ def title_taken_error(title: str) -> TitleTaken:
     return TitleTaken("An article you can see already has this title.", details={"title": title})
 
 
-def is_title_violation(exc: IntegrityError) -> bool:
-    diagnostics = getattr(exc.__cause__, "diag", None)
-    return getattr(diagnostics, "constraint_name", None) in TITLE_CONSTRAINTS
-
-
-@contextmanager
-def title_violation_as_taken(title: str) -> Iterator[None]:
+def title_violation_as_taken(title: str) -> AbstractContextManager[None]:
     """Answer a write that a unique title index refused (the backstop behind
     :func:`ensure_title_free`) with ``TitleTaken``, as the check itself would have."""
-    try:
-        yield
-    except IntegrityError as exc:
-        if is_title_violation(exc):
-            raise title_taken_error(title) from exc
-        raise
+    return raise_on_violation(TITLE_CONSTRAINTS, lambda: title_taken_error(title))
 
 
 def insert_article(
