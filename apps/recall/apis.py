@@ -23,7 +23,7 @@ from apps.knowledge.selectors import validate_knowledge_query, validate_session_
 from apps.knowledge.services.access import parse_article_ids
 from apps.recall.selectors import recall_context
 from apps.recall.services import parse_recall_id, recall_context_record, recall_referenced
-from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.api_base import ReadByMeaningApi, TenantApi, idempotent
 
 
 class RecallInputSerializer(CheckedInputSerializer):
@@ -104,10 +104,7 @@ class MergedRecallOutputSerializer(serializers.Serializer[Any]):
     meta = MergedRecallMetaSerializer()
 
 
-class RecallApi(TenantApi):
-    halted_methods = frozenset()  # a read, even though it is a POST
-    rate_limited_methods = frozenset({"POST"})
-
+class RecallApi(ReadByMeaningApi):
     @extend_schema(
         operation_id="recall_context",
         request=RecallInputSerializer,

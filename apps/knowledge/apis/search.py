@@ -41,7 +41,7 @@ from apps.knowledge.selectors import (
 )
 from apps.knowledge.services.search import knowledge_search_record
 from apps.knowledge.viewer import Viewer
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import ReadByMeaningApi, TenantApi
 
 # ----------------------------------------------------------------------------- /search
 
@@ -127,10 +127,7 @@ class KnowledgeSearchOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = KnowledgeSearchMetaSerializer()
 
 
-class KnowledgeSearchApi(TenantApi):
-    halted_methods = frozenset()  # a read, even though it is a POST
-    rate_limited_methods = frozenset({"POST"})
-
+class KnowledgeSearchApi(ReadByMeaningApi):
     @extend_schema(
         operation_id="knowledge_search",
         request=KnowledgeSearchInputSerializer,

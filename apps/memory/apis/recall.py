@@ -26,7 +26,7 @@ from apps.memory.selectors import (
 )
 from apps.memory.selectors.recall import validate_recall_query
 from apps.memory.services.recall import memory_recall_record
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import ReadByMeaningApi
 
 
 class MemoryRecallInputSerializer(CheckedInputSerializer):
@@ -96,10 +96,7 @@ class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = MemoryRecallMetaSerializer()
 
 
-class MemoryRecallApi(TenantApi):
-    halted_methods = frozenset()  # recall is a read, even though it is a POST
-    rate_limited_methods = frozenset({"POST"})
-
+class MemoryRecallApi(ReadByMeaningApi):
     @extend_schema(
         operation_id="memory_recall",
         request=MemoryRecallInputSerializer,
