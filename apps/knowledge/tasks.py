@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.conf import settings
 
-MAX_EMBEDDING_RETRIES = 10
+from apps.core.embedding_retries import MAX_EMBEDDING_RETRIES, snooze_while_unavailable
 
 
 @shared_task(
@@ -21,10 +20,7 @@ def embed_articles_task(self: Any, article_ids: list[str]) -> None:
     from apps.knowledge.services import article_embed_pending
 
     run = article_embed_pending(article_ids=article_ids)
-    if run.unavailable and self.request.retries < MAX_EMBEDDING_RETRIES:
-        # Snooze: the provider is down. Rows stay pending; the beat backfill is the safety net
-        # once every retry is spent.
-        raise self.retry(countdown=settings.EMBEDDING_RETRY_COUNTDOWN_SECONDS)
+    snooze_while_unavailable(self, unavailable=bool(run.unavailable))
 
 
 @shared_task(name="knowledge.backfill_embeddings", ignore_result=True, acks_late=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -161,6 +161,10 @@ class ArticleState:
     version: int
     published_at: datetime | None
     updated_at: datetime
+
+
+#: The fields of :class:`ArticleState`, each also the ``Article`` column it is read from.
+ARTICLE_STATE_FIELDS = tuple(state_field.name for state_field in fields(ArticleState))
 
 
 @dataclass(frozen=True)

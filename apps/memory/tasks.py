@@ -7,7 +7,7 @@ from typing import Any
 from celery import shared_task
 from django.conf import settings
 
-MAX_EMBEDDING_RETRIES = 10
+from apps.core.embedding_retries import MAX_EMBEDDING_RETRIES, snooze_while_unavailable
 
 
 @shared_task(
@@ -23,10 +23,7 @@ def embed_memories_task(self: Any, memory_ids: list[str]) -> None:
     from apps.memory.services import memory_embed_pending
 
     run = memory_embed_pending(memory_ids=memory_ids)
-    if run.unavailable and self.request.retries < MAX_EMBEDDING_RETRIES:
-        # Snooze: the provider is down. Rows stay pending; the beat backfill is the safety net
-        # if every retry is spent.
-        raise self.retry(countdown=settings.EMBEDDING_RETRY_COUNTDOWN_SECONDS)
+    snooze_while_unavailable(self, unavailable=bool(run.unavailable))
 
 
 @shared_task(
@@ -40,10 +37,7 @@ def drain_embeddings_task(self: Any, tenant_id: str) -> None:
     from apps.memory.services.embedding import memory_drain_embeddings
 
     run = memory_drain_embeddings(tenant_id=tenant_id)
-    if run.unavailable and self.request.retries < MAX_EMBEDDING_RETRIES:
-        # Snooze: the provider is down. Rows stay pending (and keyword-searchable); the beat
-        # backfill is the safety net if every retry is spent.
-        raise self.retry(countdown=settings.EMBEDDING_RETRY_COUNTDOWN_SECONDS)
+    snooze_while_unavailable(self, unavailable=bool(run.unavailable))
 
 
 @shared_task(name="memory.backfill_embeddings", ignore_result=True, acks_late=True)

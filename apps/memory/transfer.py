@@ -34,6 +34,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 
 from apps.core.exceptions import Conflict, ValidationFailed
 from apps.knowledge.transfer import (
+    ARTICLE_STATE_FIELDS,
     ArticleSnapshot,
     ArticleState,
     LinkSnapshot,
@@ -577,25 +578,14 @@ def _parse_watermark(data: dict[str, Any]) -> SessionPromotion:
     return watermark
 
 
-_ARTICLE_STATE_FIELDS = [
-    "project_id",
-    "embedding",
-    "embedding_content_hash",
-    "embedded_at",
-    "version",
-    "published_at",
-    "updated_at",
-]
-
-
 def _parse_article(data: dict[str, Any], *, dimensions: int) -> ArticleSnapshot:
-    state_data = {name: data[name] for name in _ARTICLE_STATE_FIELDS if name in data}
+    state_data = {name: data[name] for name in ARTICLE_STATE_FIELDS if name in data}
     record_data = {k: v for k, v in data.items() if k not in state_data and k != "type"}
     try:
         record = record_from_mapping(record_data)
     except RecordError as exc:
         raise _FieldError(str(exc)) from exc
-    fields = _Fields(state_data, allowed=_ARTICLE_STATE_FIELDS)
+    fields = _Fields(state_data, allowed=ARTICLE_STATE_FIELDS)
     for name in ("id", "created_at"):
         if not getattr(record, name):
             raise _FieldError(f"missing field {name!r}")

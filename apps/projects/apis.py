@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.fields import OffsetField
+from apps.core.api.fields import LimitField, OffsetField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.projects.models import (
     NAME_MAX_LENGTH,
@@ -62,9 +62,7 @@ def _project_response(project: Project, *, status: int = 200) -> Response:
 
 class ProjectListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     status = serializers.ChoiceField(choices=ProjectStatus.choices, required=False)
-    limit = serializers.IntegerField(
-        min_value=1, max_value=LIST_MAX_LIMIT, default=LIST_DEFAULT_LIMIT
-    )
+    limit = LimitField(default=LIST_DEFAULT_LIMIT, max_value=LIST_MAX_LIMIT)
     offset = OffsetField()
 
 

@@ -5,10 +5,12 @@ durable transaction; slug uniqueness is left to the database constraint (no chec
 from __future__ import annotations
 
 import uuid
+from contextlib import AbstractContextManager
 
-from django.db import IntegrityError
 from django.utils.text import slugify
 
+from apps.core.db.constraints import raise_on_violation
+from apps.core.db.erasure import erase_rows
 from apps.core.db.transactions import write_transaction
 from apps.projects.exceptions import InvalidSlug, ProjectSlugTaken
 from apps.projects.models import SLUG_MAX_LENGTH, Project, ProjectStatus
@@ -19,7 +21,8 @@ from apps.tenancy.models import Tenant
 SLUG_CONSTRAINT = "project_slug_unique_per_tenant"
 # Fields full_clean() must not validate: checking the tenant FK costs a query for a tenant we
 # already hold, and excluding it also skips the (tenant, slug) UniqueConstraint, whose check
-# would be a racy pre-query. The insert/update itself enforces uniqueness (see _slug_taken).
+# would be a racy pre-query. The insert/update itself enforces uniqueness (see
+# _slug_violation_as_taken).
 CLEAN_EXCLUDE = ["tenant"]
 
 
@@ -45,14 +48,14 @@ def _set_repo_url(project: Project, repo_url: str) -> None:
     project.repo_path = ref.path
 
 
-def _is_slug_violation(exc: IntegrityError) -> bool:
-    diagnostics = getattr(exc.__cause__, "diag", None)
-    return getattr(diagnostics, "constraint_name", None) == SLUG_CONSTRAINT
-
-
-def _slug_taken(slug: str) -> ProjectSlugTaken:
-    return ProjectSlugTaken(
-        f"A project with slug {slug!r} already exists in this tenant.", details={"slug": slug}
+def _slug_violation_as_taken(project: Project) -> AbstractContextManager[None]:
+    """Answer a write the slug constraint refused with ``ProjectSlugTaken`` (409)."""
+    return raise_on_violation(
+        {SLUG_CONSTRAINT},
+        lambda: ProjectSlugTaken(
+            f"A project with slug {project.slug!r} already exists in this tenant.",
+            details={"slug": project.slug},
+        ),
     )
 
 
@@ -66,13 +69,8 @@ def project_create(
     project = Project(tenant=tenant, name=name.strip(), slug=_slug_for(slug=slug, name=name))
     _set_repo_url(project, repo_url or "")
     project.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
-    try:
-        with write_transaction():
-            project.save(force_insert=True)
-    except IntegrityError as exc:
-        if _is_slug_violation(exc):
-            raise _slug_taken(project.slug) from exc
-        raise
+    with _slug_violation_as_taken(project), write_transaction():
+        project.save(force_insert=True)
     return project
 
 
@@ -93,28 +91,24 @@ def project_update(
     (409) for a slug already in use.
     """
     changed: list[str] = []
-    try:
-        with write_transaction():
-            project = project_get(tenant=tenant, project_id=project_id, for_update=True)
-            if name is not None:
-                project.name = name.strip()
-                changed.append("name")
-            if slug is not None:
-                project.slug = _slug_for(slug=slug, name=project.name)
-                changed.append("slug")
-            if repo_url is not None:
-                _set_repo_url(project, repo_url)
-                changed.extend(["repo_url", "repo_path"])
-            if status is not None:
-                project.status = status
-                changed.append("status")
-            if changed:
-                project.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
+    with write_transaction():
+        project = project_get(tenant=tenant, project_id=project_id, for_update=True)
+        if name is not None:
+            project.name = name.strip()
+            changed.append("name")
+        if slug is not None:
+            project.slug = _slug_for(slug=slug, name=project.name)
+            changed.append("slug")
+        if repo_url is not None:
+            _set_repo_url(project, repo_url)
+            changed.extend(["repo_url", "repo_path"])
+        if status is not None:
+            project.status = status
+            changed.append("status")
+        if changed:
+            project.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
+            with _slug_violation_as_taken(project):
                 project.save(update_fields=[*changed, "updated_at"])
-    except IntegrityError as exc:
-        if _is_slug_violation(exc):
-            raise _slug_taken(project.slug) from exc
-        raise
     return project
 
 
@@ -133,8 +127,4 @@ def project_archive(*, tenant: Tenant, project_id: uuid.UUID | str) -> Project:
 def project_erase_all(*, tenant: Tenant, dry_run: bool) -> int:
     """Delete (or count) every project of ``tenant``: tenant erasure, after the memories and
     articles that reference them are gone (helper, inside the erasure's transaction)."""
-    projects = Project.objects.filter(tenant=tenant)
-    count = projects.count()
-    if not dry_run:
-        projects.delete()
-    return count
+    return erase_rows(Project.objects.filter(tenant=tenant), dry_run=dry_run)

@@ -11,41 +11,31 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.fields import (
-    CheckedCharField,
     CheckedInputSerializer,
     CheckedListField,
+    LimitField,
     ProjectIdField,
+    QueryTextField,
+    SessionIdField,
 )
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.knowledge.selectors import validate_knowledge_query, validate_session_id
 from apps.knowledge.services.access import parse_article_ids
 from apps.recall.selectors import recall_context
 from apps.recall.services import parse_recall_id, recall_context_record, recall_referenced
-from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.api_base import ReadByMeaningApi, TenantApi, idempotent
 
 
 class RecallInputSerializer(CheckedInputSerializer):
     # query and session_id are checked by the knowledge search's own validators (one
     # contract for every surface): invalid_query, query_too_long, invalid_session_id.
-    query = CheckedCharField(
-        check=validate_knowledge_query,
-        check_null=True,
-        min_length=1,
-        max_length=settings.KNOWLEDGE_QUERY_MAX_CHARS,
-        help_text="1-500 characters, not blank.",
+    query = QueryTextField(
+        check=validate_knowledge_query, max_chars=settings.KNOWLEDGE_QUERY_MAX_CHARS
     )
     project_id = ProjectIdField()
-    limit = serializers.IntegerField(
-        required=False,
-        default=settings.RECALL_DEFAULT_LIMIT,
-        min_value=1,
-        max_value=settings.RECALL_MAX_LIMIT,
-    )
-    session_id = CheckedCharField(
+    limit = LimitField(default=settings.RECALL_DEFAULT_LIMIT, max_value=settings.RECALL_MAX_LIMIT)
+    session_id = SessionIdField(
         check=validate_session_id,
-        required=False,
-        allow_null=True,
-        min_length=1,
         help_text="Optional opaque token (≤ 200 bytes UTF-8) for the knowledge half: articles "
         "already shown to this session are demoted.",
     )
@@ -114,10 +104,7 @@ class MergedRecallOutputSerializer(serializers.Serializer[Any]):
     meta = MergedRecallMetaSerializer()
 
 
-class RecallApi(TenantApi):
-    halted_methods = frozenset()  # a read, even though it is a POST
-    rate_limited_methods = frozenset({"POST"})
-
+class RecallApi(ReadByMeaningApi):
     @extend_schema(
         operation_id="recall_context",
         request=RecallInputSerializer,

@@ -160,6 +160,15 @@ IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
 _Handler = TypeVar("_Handler", bound=Callable[..., Response])
 
 
+class ReadByMeaningApi(TenantApi):
+    """Memory recall, merged recall and knowledge search: reads that take their query as a
+    POST body. A custody halt does not freeze them, and each call counts in the shared recall
+    bucket (:meth:`TenantApi.enforce_recall_rate`)."""
+
+    halted_methods = frozenset()
+    rate_limited_methods = frozenset({"POST"})
+
+
 def _idempotency_key(raw: str) -> str:
     key = raw.strip()
     if not 0 < len(key) <= IDEMPOTENCY_KEY_MAX_LENGTH or not all(

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import IntegrityError
 from django.utils import timezone
 
+from apps.core.db.erasure import erase_rows
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.tenancy.encryption import encrypt_secret
@@ -187,7 +188,4 @@ def idempotency_erase(*, tenant: Tenant, subject_id: str | None, dry_run: bool) 
     records = IdempotencyRecord.objects.filter(tenant=tenant)
     if subject_id is not None:
         records = records.filter(subject_id=subject_id)
-    count = records.count()
-    if not dry_run:
-        records.delete()
-    return count
+    return erase_rows(records, dry_run=dry_run)

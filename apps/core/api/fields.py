@@ -31,6 +31,13 @@ class OffsetField(serializers.IntegerField):
         super().__init__(**kwargs)
 
 
+class LimitField(serializers.IntegerField):
+    """A page or result size: optional, 1 ≤ limit ≤ ``max_value``, ``default`` when absent."""
+
+    def __init__(self, *, default: int, max_value: int, **kwargs: Any) -> None:
+        super().__init__(default=default, min_value=1, max_value=max_value, **kwargs)
+
+
 class MetadataField(serializers.DictField):
     """A JSON object of at most ``METADATA_MAX_BYTES`` once serialized (422
     ``metadata_too_large``). Its keys and strings obey the input contract like any body text."""
@@ -166,3 +173,35 @@ class CheckedChoiceField(_CheckedFieldMixin, serializers.ChoiceField):
 class CheckedListField(_CheckedFieldMixin, serializers.ListField):
     """A list checked, items and bounds, by the app's validator (see
     :class:`_CheckedFieldMixin`)."""
+
+
+class QueryTextField(CheckedCharField):
+    """A query read by meaning, checked by the app's query validator (``validate_query_text``
+    at ``max_chars``): null, blank or non-string is its ``invalid_query``, too long its
+    ``query_too_long``. The schema states the same bounds."""
+
+    def __init__(
+        self,
+        *,
+        check: Callable[[Any], Any],
+        max_chars: int,
+        help_text: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            check=check,
+            check_null=True,
+            min_length=1,
+            max_length=max_chars,
+            help_text=help_text or f"1-{max_chars} characters, not blank.",
+            **kwargs,
+        )
+
+
+class SessionIdField(CheckedCharField):
+    """An optional session token, checked by the app's session-id validator (its
+    ``invalid_session_id``); null means no session."""
+
+    def __init__(self, *, check: Callable[[Any], Any], **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(check=check, allow_null=True, min_length=1, **kwargs)

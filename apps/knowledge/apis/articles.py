@@ -11,7 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.fields import INT32_MAX, OffsetField
+from apps.core.api.fields import INT32_MAX, LimitField, OffsetField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.knowledge.apis.fields import (
     ArticleCategoryField,
@@ -139,9 +139,7 @@ class ArticleListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     q = serializers.CharField(
         required=False, max_length=settings.KNOWLEDGE_QUERY_MAX_CHARS, help_text="Websearch syntax."
     )
-    limit = serializers.IntegerField(
-        required=False, default=50, min_value=1, max_value=settings.KNOWLEDGE_LIST_MAX_LIMIT
-    )
+    limit = LimitField(default=50, max_value=settings.KNOWLEDGE_LIST_MAX_LIMIT)
     offset = OffsetField()
 
 

@@ -11,7 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.fields import CheckedCharField, CheckedInputSerializer
+from apps.core.api.fields import (
+    CheckedInputSerializer,
+    LimitField,
+    QueryTextField,
+    SessionIdField,
+)
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.knowledge.apis.articles import (
     CURATOR_ROLES,
@@ -36,7 +41,7 @@ from apps.knowledge.selectors import (
 )
 from apps.knowledge.services.search import knowledge_search_record
 from apps.knowledge.viewer import Viewer
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import ReadByMeaningApi, TenantApi
 
 # ----------------------------------------------------------------------------- /search
 
@@ -45,29 +50,23 @@ class KnowledgeSearchInputSerializer(CheckedInputSerializer):
     # query and session_id are checked by the selector's own validators, so every surface
     # (this endpoint, merged recall) shares one contract: invalid_query, query_too_long,
     # invalid_session_id.
-    query = CheckedCharField(
+    query = QueryTextField(
         check=validate_knowledge_query,
-        check_null=True,
-        min_length=1,
-        max_length=settings.KNOWLEDGE_QUERY_MAX_CHARS,
-        help_text="1-500 characters, not blank; websearch syntax is honoured.",
+        max_chars=settings.KNOWLEDGE_QUERY_MAX_CHARS,
+        help_text=f"1-{settings.KNOWLEDGE_QUERY_MAX_CHARS} characters, not blank; websearch "
+        "syntax is honoured.",
     )
-    limit = serializers.IntegerField(
-        required=False,
+    limit = LimitField(
         default=settings.KNOWLEDGE_SEARCH_DEFAULT_LIMIT,
-        min_value=1,
         max_value=settings.KNOWLEDGE_SEARCH_MAX_LIMIT,
     )
     offset = serializers.IntegerField(
         required=False, default=0, min_value=0, max_value=settings.KNOWLEDGE_DIVERSITY_MAX_POOL
     )
     project_id = serializers.UUIDField(required=False, allow_null=True, default=None)
-    session_id = CheckedCharField(
+    session_id = SessionIdField(
         check=validate_session_id,
-        required=False,
         default=None,
-        allow_null=True,
-        min_length=1,
         help_text="Optional opaque token (≤ 200 bytes UTF-8): articles already shown to this "
         "session are demoted in favour of unseen ones.",
     )
@@ -128,10 +127,7 @@ class KnowledgeSearchOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = KnowledgeSearchMetaSerializer()
 
 
-class KnowledgeSearchApi(TenantApi):
-    halted_methods = frozenset()  # a read, even though it is a POST
-    rate_limited_methods = frozenset({"POST"})
-
+class KnowledgeSearchApi(ReadByMeaningApi):
     @extend_schema(
         operation_id="knowledge_search",
         request=KnowledgeSearchInputSerializer,
@@ -181,10 +177,8 @@ class KnowledgeContextFilterSerializer(serializers.Serializer[dict[str, Any]]):
     query = serializers.CharField(
         required=False, default="", allow_blank=True, trim_whitespace=False
     )
-    limit = serializers.IntegerField(
-        required=False,
+    limit = LimitField(
         default=settings.KNOWLEDGE_CONTEXT_DEFAULT_LIMIT,
-        min_value=1,
         max_value=settings.KNOWLEDGE_CONTEXT_MAX_LIMIT,
     )
     project_id = serializers.UUIDField(required=False, default=None)

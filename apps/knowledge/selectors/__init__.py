@@ -1,7 +1,6 @@
 """Reads on the knowledge wiki. Import from here; the submodules hold the implementations."""
 
 from apps.knowledge.selectors.articles import (
-    ArticlePage,
     DerivedArticle,
     LinkView,
     article_get,
@@ -27,7 +26,6 @@ __all__ = [
     "MODE_REDUCE",
     "MODE_REORDER",
     "AnswerConfidence",
-    "ArticlePage",
     "DerivedArticle",
     "KnowledgeContext",
     "LinkView",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Q, QuerySet
 
+from apps.core.db.pagination import Page, paginate
 from apps.knowledge.exceptions import ArticleNotFound
 from apps.knowledge.models import (
     TEXT_SEARCH_CONFIG,
@@ -23,18 +24,6 @@ from apps.tenancy.models import Tenant
 # Lists and link summaries never need the body, the vector or the tsvector.
 SUMMARY_DEFERRED_FIELDS = ("body", "embedding", "search_vector")
 DETAIL_DEFERRED_FIELDS = ("embedding", "search_vector")
-
-
-@dataclass(frozen=True)
-class ArticlePage:
-    results: list[Article]
-    total_count: int
-    limit: int
-    offset: int
-
-    @property
-    def meta(self) -> dict[str, int]:
-        return {"total_count": self.total_count, "limit": self.limit, "offset": self.offset}
 
 
 @dataclass(frozen=True)
@@ -107,7 +96,7 @@ def article_list(
     q: str | None = None,
     limit: int = 50,
     offset: int = 0,
-) -> ArticlePage:
+) -> Page[Article]:
     """Visible articles ordered by title (summaries: no body).
 
     Archived articles appear only when a curator asks for ``status=archived``. Without
@@ -131,12 +120,7 @@ def article_list(
             search_vector=SearchQuery(q, search_type="websearch", config=TEXT_SEARCH_CONFIG)
         )
     queryset = queryset.defer(*SUMMARY_DEFERRED_FIELDS).order_by("title", "id")
-    return ArticlePage(
-        results=list(queryset[offset : offset + limit]),
-        total_count=queryset.count(),
-        limit=limit,
-        offset=offset,
-    )
+    return paginate(queryset, limit=limit, offset=offset)
 
 
 def article_links(

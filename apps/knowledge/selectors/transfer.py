@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from apps.knowledge.models import Article, ArticleLink, ArticleStatus
 from apps.knowledge.transfer import (
+    ARTICLE_STATE_FIELDS,
     ArticleRecord,
     ArticleSnapshot,
     ArticleState,
@@ -72,16 +73,7 @@ def knowledge_snapshot(*, tenant: Tenant) -> KnowledgeSnapshot:
     records = knowledge_export_records(tenant=tenant, include_archived=True)
     states = {
         row["id"]: row
-        for row in Article.objects.filter(tenant=tenant).values(
-            "id",
-            "project_id",
-            "embedding",
-            "embedding_content_hash",
-            "embedded_at",
-            "version",
-            "published_at",
-            "updated_at",
-        )
+        for row in Article.objects.filter(tenant=tenant).values("id", *ARTICLE_STATE_FIELDS)
     }
     articles = []
     for record in records:

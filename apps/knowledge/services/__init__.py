@@ -17,7 +17,7 @@ from apps.knowledge.services.embedding import (
     article_backfill_embeddings,
     article_embed_pending,
 )
-from apps.knowledge.services.erasure import knowledge_erase_subject, knowledge_erase_tenant
+from apps.knowledge.services.erasure import knowledge_erase
 from apps.knowledge.services.gate import propose_article
 from apps.knowledge.services.links import article_link_create
 from apps.knowledge.services.opening import OpenedArticle, article_open
@@ -38,8 +38,7 @@ __all__ = [
     "article_publish",
     "article_update",
     "articles_delete_for_memories",
-    "knowledge_erase_subject",
-    "knowledge_erase_tenant",
+    "knowledge_erase",
     "propose_article",
     "record_opened",
     "record_referenced",

@@ -11,15 +11,16 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Final, Protocol
 
-from django.db import IntegrityError
 from django.db.models import Q, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from apps.core.db.constraints import raise_on_violation
 from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import PermissionDenied
@@ -33,7 +34,6 @@ from apps.knowledge.exceptions import (
 )
 from apps.knowledge.models import (
     Article,
-    ArticleCategory,
     ArticleLink,
     ArticleSource,
     ArticleStatus,
@@ -44,13 +44,13 @@ from apps.knowledge.services.fields import (
     CleanArticle,
     clean_article,
     clean_body,
-    clean_choice,
+    clean_category,
     clean_owner,
     clean_project_id,
     clean_status,
-    clean_tags,
+    clean_tags_for,
     clean_title,
-    ensure_alias_tags_allowed,
+    clean_visibility,
 )
 from apps.knowledge.services.locks import lock_knowledge_writes
 from apps.knowledge.viewer import Viewer, can_edit, visible_q
@@ -105,41 +105,50 @@ class ArticleChanges:
 # ----------------------------------------------------------------------------- shared helpers
 
 
-def exact_duplicate(
-    *, tenant: Tenant, viewer: Viewer, content_hash: str, project_id: uuid.UUID | None
-) -> Article | None:
+def exact_duplicate(*, tenant: Tenant, viewer: Viewer, fields: CleanArticle) -> Article | None:
     """A visible article in the same partition whose body is the same (normalised)."""
     return (
         Article.objects.using(PRIMARY)
-        .filter(tenant=tenant, embedding_content_hash=content_hash)
+        .filter(tenant=tenant, embedding_content_hash=fields.content_hash)
         .filter(visible_q(viewer))
-        .filter(project_partition(project_id=project_id))
+        .filter(project_partition(project_id=fields.project_id))
         .defer("embedding")
         .order_by("created_at", "id")
         .first()
     )
 
 
+class TitledArticle(Protocol):
+    """What the title check reads of an article: a new one's clean fields, or an edited row."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def visibility(self) -> str: ...
+    @property
+    def owner_agent_id(self) -> str: ...
+
+
 def ensure_title_free(
     *,
     tenant: Tenant,
-    title: str,
+    article: TitledArticle,
     status: str,
-    visibility: str,
-    owner_agent_id: str,
     exclude_id: uuid.UUID | None = None,
 ) -> None:
-    """Raise ``TitleTaken`` if the article (in its final state) would share a title with one
-    of its namespaces: the shared one (published + tenant-visible) when it is in it, and its
-    owner's own non-archived articles. Both are visible to every caller that can write such
-    an article, so the error never reveals an article the caller cannot see.
+    """Raise ``TitleTaken`` if the article (in its final state, with ``status``) would share
+    a title with one of its namespaces: the shared one (published + tenant-visible) when it
+    is in it, and its owner's own non-archived articles. Both are visible to every caller
+    that can write such an article, so the error never reveals an article the caller cannot
+    see. ``exclude_id`` is the article's own row, when it has one.
 
     Call with :func:`lock_knowledge_writes` held; the two unique indexes are the backstop.
     """
     if status == ArticleStatus.ARCHIVED:
         return
-    namespace = Q(owner_agent_id=owner_agent_id) & ~Q(status=ArticleStatus.ARCHIVED)
-    if status == ArticleStatus.PUBLISHED and visibility == ArticleVisibility.TENANT:
+    title = article.title
+    namespace = Q(owner_agent_id=article.owner_agent_id) & ~Q(status=ArticleStatus.ARCHIVED)
+    if status == ArticleStatus.PUBLISHED and article.visibility == ArticleVisibility.TENANT:
         namespace |= Q(status=ArticleStatus.PUBLISHED, visibility=ArticleVisibility.TENANT)
     holders = (
         Article.objects.using(PRIMARY)
@@ -158,9 +167,10 @@ def title_taken_error(title: str) -> TitleTaken:
     return TitleTaken("An article you can see already has this title.", details={"title": title})
 
 
-def is_title_violation(exc: IntegrityError) -> bool:
-    diagnostics = getattr(exc.__cause__, "diag", None)
-    return getattr(diagnostics, "constraint_name", None) in TITLE_CONSTRAINTS
+def title_violation_as_taken(title: str) -> AbstractContextManager[None]:
+    """Answer a write that a unique title index refused (the backstop behind
+    :func:`ensure_title_free`) with ``TitleTaken``, as the check itself would have."""
+    return raise_on_violation(TITLE_CONSTRAINTS, lambda: title_taken_error(title))
 
 
 def insert_article(
@@ -171,6 +181,11 @@ def insert_article(
     curated: bool,
     embedding: list[float] | None = None,
 ) -> Article:
+    """Insert a new article with ``status``, unless its title is taken (``TitleTaken``).
+
+    Call with :func:`lock_knowledge_writes` held.
+    """
+    ensure_title_free(tenant=tenant, article=fields, status=status)
     now = timezone.now()
     article = Article(
         tenant=tenant,
@@ -221,6 +236,18 @@ def _locked_visible(
     return article
 
 
+def _locked_unarchived(
+    *, tenant: Tenant, viewer: Viewer, article_id: uuid.UUID, action: str
+) -> Article:
+    """The visible article, row-locked; 409 ``article_archived`` when it is archived."""
+    article = _locked_visible(
+        tenant=tenant, viewer=viewer, article_id=article_id, include_archived=True
+    )
+    if article.status == ArticleStatus.ARCHIVED:
+        raise ArticleArchived(f"An archived article cannot be {action}.")
+    return article
+
+
 # ----------------------------------------------------------------------------- use cases
 
 
@@ -260,37 +287,20 @@ def article_create(
         source_memory_id=source_memory_id,
     )
     status = clean_status(status)
-    try:
-        with write_transaction():
-            lock_knowledge_writes(tenant=tenant)
-            duplicate = exact_duplicate(
-                tenant=tenant,
-                viewer=viewer,
-                content_hash=fields.content_hash,
-                project_id=fields.project_id,
-            )
-            if duplicate is not None:
-                emit("knowledge_article.duplicate", {"count": 1}, {"tenant_id": str(tenant.pk)})
-                return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
-            ensure_title_free(
-                tenant=tenant,
-                title=fields.title,
-                status=status,
-                visibility=fields.visibility,
-                owner_agent_id=fields.owner_agent_id,
-            )
-            article = insert_article(
-                tenant=tenant,
-                fields=fields,
-                status=status,
-                # An import restoring an agent's article keeps it the agent's.
-                curated=viewer.can_curate and fields.source == ArticleSource.MANUAL,
-            )
-            enqueue_article_embedding([article.pk])
-    except IntegrityError as exc:
-        if is_title_violation(exc):
-            raise title_taken_error(fields.title) from exc
-        raise
+    with title_violation_as_taken(fields.title), write_transaction():
+        lock_knowledge_writes(tenant=tenant)
+        duplicate = exact_duplicate(tenant=tenant, viewer=viewer, fields=fields)
+        if duplicate is not None:
+            emit("knowledge_article.duplicate", {"count": 1}, {"tenant_id": str(tenant.pk)})
+            return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
+        article = insert_article(
+            tenant=tenant,
+            fields=fields,
+            status=status,
+            # An import restoring an agent's article keeps it the agent's.
+            curated=viewer.can_curate and fields.source == ArticleSource.MANUAL,
+        )
+        enqueue_article_embedding([article.pk])
     emit("knowledge_article.created", {"count": 1}, {"tenant_id": str(tenant.pk)})
     return Proposal(verdict=Verdict.CREATED, created=True, article=article)
 
@@ -309,15 +319,11 @@ def _apply_changes(
         text_changed |= body != article.body
         article.body = body
     if changes.category is not None:
-        article.category = clean_choice("category", changes.category, ArticleCategory.values)
+        article.category = clean_category(changes.category)
     if changes.tags is not None:
-        tags = clean_tags(changes.tags)
-        ensure_alias_tags_allowed(viewer=viewer, tags=tags, existing=article.tags)
-        article.tags = tags
+        article.tags = clean_tags_for(viewer=viewer, tags=changes.tags, existing=article.tags)
     if changes.visibility is not None:
-        article.visibility = clean_choice(
-            "visibility", changes.visibility, ArticleVisibility.values
-        )
+        article.visibility = clean_visibility(changes.visibility)
     if changes.owner_agent_id is not None and viewer.can_curate:
         article.owner_agent_id = changes.owner_agent_id.strip()
     # Re-check ownership rules against the final state (e.g. owner-visible needs an owner).
@@ -344,63 +350,51 @@ def article_update(
     is 409 ``version_conflict`` with the current version in ``details``. A changed title or
     body clears the vector and re-embeds it after commit. Edits never re-run the gate.
     """
-    try:
-        with write_transaction():
-            moves_title = changes.title is not None or changes.visibility is not None
-            if moves_title:
-                lock_knowledge_writes(tenant=tenant)
-            article = _locked_visible(
-                tenant=tenant, viewer=viewer, article_id=article_id, include_archived=True
+    with title_violation_as_taken(changes.title or ""), write_transaction():
+        moves_title = changes.title is not None or changes.visibility is not None
+        if moves_title:
+            lock_knowledge_writes(tenant=tenant)
+        article = _locked_unarchived(
+            tenant=tenant, viewer=viewer, article_id=article_id, action="edited"
+        )
+        if not can_edit(viewer, owner_agent_id=article.owner_agent_id):
+            raise NotArticleOwner("Agents may edit only the articles they own.")
+        if article.version != version:
+            raise VersionConflict(
+                "The article changed since you read it; re-read it and retry.",
+                details={"current_version": article.version, "your_version": version},
             )
-            if article.status == ArticleStatus.ARCHIVED:
-                raise ArticleArchived("An archived article cannot be edited.")
-            if not can_edit(viewer, owner_agent_id=article.owner_agent_id):
-                raise NotArticleOwner("Agents may edit only the articles they own.")
-            if article.version != version:
-                raise VersionConflict(
-                    "The article changed since you read it; re-read it and retry.",
-                    details={"current_version": article.version, "your_version": version},
-                )
-            text_changed = _apply_changes(
-                tenant=tenant, viewer=viewer, article=article, changes=changes
+        text_changed = _apply_changes(
+            tenant=tenant, viewer=viewer, article=article, changes=changes
+        )
+        if moves_title:
+            ensure_title_free(
+                tenant=tenant, article=article, status=article.status, exclude_id=article.pk
             )
-            if moves_title:
-                ensure_title_free(
-                    tenant=tenant,
-                    title=article.title,
-                    status=article.status,
-                    visibility=article.visibility,
-                    owner_agent_id=article.owner_agent_id,
-                    exclude_id=article.pk,
-                )
-            # A curator's edit vouches for the article; an agent's edit is the agent's again.
-            article.curated = viewer.can_curate
-            update_fields = [
-                "title",
-                "body",
-                "category",
-                "tags",
-                "visibility",
-                "owner_agent_id",
-                "project",
-                "version",
-                "updated_at",
-                "embedding_content_hash",
-                "curated",
-            ]
-            if text_changed:
-                article.embedding = None
-                article.embedded_at = None
-                article.embedding_content_hash = embedding_content_hash(article.body)
-                update_fields += ["embedding", "embedded_at"]
-                enqueue_article_embedding([article.pk])
-            article.version += 1
-            article.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
-            article.save(update_fields=update_fields)
-    except IntegrityError as exc:
-        if is_title_violation(exc):
-            raise title_taken_error(changes.title or "") from exc
-        raise
+        # A curator's edit vouches for the article; an agent's edit is the agent's again.
+        article.curated = viewer.can_curate
+        update_fields = [
+            "title",
+            "body",
+            "category",
+            "tags",
+            "visibility",
+            "owner_agent_id",
+            "project",
+            "version",
+            "updated_at",
+            "embedding_content_hash",
+            "curated",
+        ]
+        if text_changed:
+            article.embedding = None
+            article.embedded_at = None
+            article.embedding_content_hash = embedding_content_hash(article.body)
+            update_fields += ["embedding", "embedded_at"]
+            enqueue_article_embedding([article.pk])
+        article.version += 1
+        article.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
+        article.save(update_fields=update_fields)
     return article
 
 
@@ -411,38 +405,30 @@ def article_publish(*, tenant: Tenant, viewer: Viewer, article_id: uuid.UUID) ->
     tenant-visible article already has its title."""
     if not viewer.can_curate:
         raise PermissionDenied("Only user and orchestrator keys may publish articles.")
-    try:
-        with write_transaction():
-            lock_knowledge_writes(tenant=tenant)
-            article = _locked_visible(
-                tenant=tenant, viewer=viewer, article_id=article_id, include_archived=True
+    with write_transaction():
+        lock_knowledge_writes(tenant=tenant)
+        article = _locked_unarchived(
+            tenant=tenant, viewer=viewer, article_id=article_id, action="published"
+        )
+        if article.status == ArticleStatus.PUBLISHED and article.curated:
+            return article
+        if article.status != ArticleStatus.PUBLISHED:
+            # Publishing moves the article into the shared title namespace.
+            ensure_title_free(
+                tenant=tenant,
+                article=article,
+                status=ArticleStatus.PUBLISHED,
+                exclude_id=article.pk,
             )
-            if article.status == ArticleStatus.ARCHIVED:
-                raise ArticleArchived("An archived article cannot be published.")
-            if article.status == ArticleStatus.PUBLISHED and article.curated:
-                return article
-            if article.status != ArticleStatus.PUBLISHED:
-                # Publishing moves the article into the shared title namespace.
-                ensure_title_free(
-                    tenant=tenant,
-                    title=article.title,
-                    status=ArticleStatus.PUBLISHED,
-                    visibility=article.visibility,
-                    owner_agent_id=article.owner_agent_id,
-                    exclude_id=article.pk,
-                )
-                article.status = ArticleStatus.PUBLISHED
-                article.published_at = timezone.now()
-            # A curator publishing (or re-publishing) an article vouches for it.
-            article.curated = True
-            article.version += 1
+            article.status = ArticleStatus.PUBLISHED
+            article.published_at = timezone.now()
+        # A curator publishing (or re-publishing) an article vouches for it.
+        article.curated = True
+        article.version += 1
+        with title_violation_as_taken(article.title):
             article.save(
                 update_fields=["status", "published_at", "curated", "version", "updated_at"]
             )
-    except IntegrityError as exc:
-        if is_title_violation(exc):
-            raise title_taken_error(article.title) from exc
-        raise
     emit("knowledge_article.published", {"count": 1}, {"tenant_id": str(tenant.pk)})
     return article
 

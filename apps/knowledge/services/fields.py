@@ -139,6 +139,32 @@ def clean_owner(*, viewer: Viewer, visibility: str, owner_agent_id: str) -> str:
     return owner
 
 
+def clean_category(category: object) -> str:
+    return clean_choice("category", category, ArticleCategory.values)
+
+
+def clean_visibility(visibility: object) -> str:
+    return clean_choice("visibility", visibility, ArticleVisibility.values)
+
+
+def clean_source(source: object) -> str:
+    return clean_choice("source", source, ArticleSource.values)
+
+
+def clean_status(status: object) -> str:
+    return clean_choice("status", status, ArticleStatus.values)
+
+
+def clean_tags_for(
+    *, viewer: Viewer, tags: Sequence[str], existing: Sequence[str] = ()
+) -> list[str]:
+    """The cleaned tags, refused (403 ``alias_tag_reserved``) when they add an alias tag the
+    viewer may not add."""
+    cleaned = clean_tags(tags)
+    ensure_alias_tags_allowed(viewer=viewer, tags=cleaned, existing=existing)
+    return cleaned
+
+
 def ensure_alias_tags_allowed(
     *, viewer: Viewer, tags: Sequence[str], existing: Sequence[str] = ()
 ) -> None:
@@ -169,22 +195,19 @@ def clean_article(
     source: object,
     source_memory_id: uuid.UUID | None,
 ) -> CleanArticle:
-    clean_visibility = clean_choice("visibility", visibility, ArticleVisibility.values)
-    ensure_alias_tags_allowed(viewer=viewer, tags=clean_tags(tags))
+    # The order of the checks decides which error a body with several bad fields gets.
+    cleaned_visibility = clean_visibility(visibility)
+    cleaned_tags = clean_tags_for(viewer=viewer, tags=tags)
     return CleanArticle(
         title=clean_title(title),
         body=clean_body(body),
-        category=clean_choice("category", category, ArticleCategory.values),
-        tags=clean_tags(tags),
+        category=clean_category(category),
+        tags=cleaned_tags,
         project_id=clean_project_id(tenant=tenant, project_id=project_id),
-        visibility=clean_visibility,
+        visibility=cleaned_visibility,
         owner_agent_id=clean_owner(
-            viewer=viewer, visibility=clean_visibility, owner_agent_id=owner_agent_id
+            viewer=viewer, visibility=cleaned_visibility, owner_agent_id=owner_agent_id
         ),
-        source=clean_choice("source", source, ArticleSource.values),
+        source=clean_source(source),
         source_memory_id=source_memory_id,
     )
-
-
-def clean_status(status: object) -> str:
-    return clean_choice("status", status, ArticleStatus.values)

@@ -22,7 +22,6 @@ import uuid
 from collections.abc import Sequence
 
 from django.conf import settings
-from django.db import IntegrityError
 from pgvector.django import CosineDistance
 
 from apps.core.db.routers import PRIMARY
@@ -39,12 +38,10 @@ from apps.knowledge.models import (
 from apps.knowledge.services.articles import (
     Proposal,
     Verdict,
-    ensure_title_free,
     exact_duplicate,
     insert_article,
-    is_title_violation,
     link_articles,
-    title_taken_error,
+    title_violation_as_taken,
 )
 from apps.knowledge.services.fields import CleanArticle, clean_article
 from apps.knowledge.services.locks import lock_knowledge_writes
@@ -127,11 +124,8 @@ def propose_article(
         source=source,
         source_memory_id=source_memory_id,
     )
-    content_hash = fields.content_hash
     # Cheap pre-check: an exact duplicate never spends an embedding.
-    duplicate = exact_duplicate(
-        tenant=tenant, viewer=viewer, content_hash=content_hash, project_id=fields.project_id
-    )
+    duplicate = exact_duplicate(tenant=tenant, viewer=viewer, fields=fields)
     if duplicate is not None:
         _report(tenant, Verdict.DUPLICATE, None, fields.source)
         return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
@@ -149,55 +143,34 @@ def propose_article(
             "written. Retry once they recover.",
             details={"reason": str(exc.reason)},
         ) from exc
-    try:
-        with write_transaction():
-            lock_knowledge_writes(tenant=tenant)
-            # Re-checked under the lock: a concurrent proposal may have won since the pre-check.
-            duplicate = exact_duplicate(
+    with title_violation_as_taken(fields.title), write_transaction():
+        lock_knowledge_writes(tenant=tenant)
+        # Re-checked under the lock: a concurrent proposal may have won since the pre-check.
+        duplicate = exact_duplicate(tenant=tenant, viewer=viewer, fields=fields)
+        if duplicate is not None:
+            _report(tenant, Verdict.DUPLICATE, None, fields.source)
+            return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
+        neighbour, similarity = _nearest(tenant=tenant, viewer=viewer, fields=fields, vector=vector)
+        if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
+            _report(tenant, Verdict.DEDUPLICATED, similarity, fields.source)
+            return Proposal(verdict=Verdict.DEDUPLICATED, created=False, article=neighbour)
+        gated = neighbour is not None and similarity >= settings.KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD
+        status = ArticleStatus.DRAFT if gated else ArticleStatus.PUBLISHED
+        article = insert_article(
+            tenant=tenant,
+            fields=fields,
+            status=status,
+            # The gate publishes on its own: only a curator's proposal is curated.
+            curated=viewer.can_curate,
+            embedding=vector,
+        )
+        if gated and neighbour is not None:
+            link_articles(
                 tenant=tenant,
-                viewer=viewer,
-                content_hash=content_hash,
-                project_id=fields.project_id,
+                from_article=article,
+                to_article=neighbour,
+                kind=LinkKind.POTENTIAL_CONFLICT,
             )
-            if duplicate is not None:
-                _report(tenant, Verdict.DUPLICATE, None, fields.source)
-                return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
-            neighbour, similarity = _nearest(
-                tenant=tenant, viewer=viewer, fields=fields, vector=vector
-            )
-            if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
-                _report(tenant, Verdict.DEDUPLICATED, similarity, fields.source)
-                return Proposal(verdict=Verdict.DEDUPLICATED, created=False, article=neighbour)
-            gated = (
-                neighbour is not None and similarity >= settings.KNOWLEDGE_NEAR_DUPLICATE_THRESHOLD
-            )
-            status = ArticleStatus.DRAFT if gated else ArticleStatus.PUBLISHED
-            ensure_title_free(
-                tenant=tenant,
-                title=fields.title,
-                status=status,
-                visibility=fields.visibility,
-                owner_agent_id=fields.owner_agent_id,
-            )
-            article = insert_article(
-                tenant=tenant,
-                fields=fields,
-                status=status,
-                # The gate publishes on its own: only a curator's proposal is curated.
-                curated=viewer.can_curate,
-                embedding=vector,
-            )
-            if gated and neighbour is not None:
-                link_articles(
-                    tenant=tenant,
-                    from_article=article,
-                    to_article=neighbour,
-                    kind=LinkKind.POTENTIAL_CONFLICT,
-                )
-    except IntegrityError as exc:
-        if is_title_violation(exc):
-            raise title_taken_error(fields.title) from exc
-        raise
     verdict = Verdict.GATED_TO_DRAFT if gated else Verdict.CREATED
     _report(tenant, verdict, similarity if neighbour is not None else None, fields.source)
     return Proposal(verdict=verdict, created=True, article=article)

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.fields import MetadataField, OffsetField, ProjectIdField
+from apps.core.api.fields import LimitField, MetadataField, OffsetField, ProjectIdField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.memory.apis.common import (
     WRITE_ERRORS,
@@ -162,9 +162,7 @@ class MemoryListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     )
     include_superseded = serializers.BooleanField(required=False, default=False)
     all_subjects = serializers.BooleanField(required=False, default=False)
-    limit = serializers.IntegerField(
-        required=False, default=50, min_value=1, max_value=settings.MEMORY_LIST_MAX_LIMIT
-    )
+    limit = LimitField(default=50, max_value=settings.MEMORY_LIST_MAX_LIMIT)
     offset = OffsetField()
 
 

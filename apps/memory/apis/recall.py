@@ -10,7 +10,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.fields import CheckedCharField, CheckedInputSerializer, ProjectIdField
+from apps.core.api.fields import (
+    CheckedInputSerializer,
+    LimitField,
+    ProjectIdField,
+    QueryTextField,
+)
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.memory.apis.common import MemoryOutputSerializer
 from apps.memory.selectors import (
@@ -21,25 +26,16 @@ from apps.memory.selectors import (
 )
 from apps.memory.selectors.recall import validate_recall_query
 from apps.memory.services.recall import memory_recall_record
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import ReadByMeaningApi
 
 
 class MemoryRecallInputSerializer(CheckedInputSerializer):
     # Checked by the selector's own validator, so every surface shares one contract: a
     # blank, null or non-string query is `invalid_query`, a long one `query_too_long`.
-    query = CheckedCharField(
-        check=validate_recall_query,
-        check_null=True,
-        min_length=1,
-        max_length=settings.MEMORY_QUERY_MAX_CHARS,
-        help_text="1-500 characters, not blank.",
-    )
+    query = QueryTextField(check=validate_recall_query, max_chars=settings.MEMORY_QUERY_MAX_CHARS)
     project_id = ProjectIdField()
-    limit = serializers.IntegerField(
-        required=False,
-        default=settings.MEMORY_RECALL_DEFAULT_LIMIT,
-        min_value=1,
-        max_value=settings.MEMORY_RECALL_MAX_LIMIT,
+    limit = LimitField(
+        default=settings.MEMORY_RECALL_DEFAULT_LIMIT, max_value=settings.MEMORY_RECALL_MAX_LIMIT
     )
     include_superseded = serializers.BooleanField(required=False, default=False)
     # Default: MEMORY_RECALL_DEFAULT_MODE (hybrid). docs/memory.md, "Recall modes".
@@ -100,10 +96,7 @@ class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = MemoryRecallMetaSerializer()
 
 
-class MemoryRecallApi(TenantApi):
-    halted_methods = frozenset()  # recall is a read, even though it is a POST
-    rate_limited_methods = frozenset({"POST"})
-
+class MemoryRecallApi(ReadByMeaningApi):
     @extend_schema(
         operation_id="memory_recall",
         request=MemoryRecallInputSerializer,

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.fields import OffsetField
+from apps.core.api.fields import LimitField, OffsetField
 from apps.core.api.serializers import COMMON_ERRORS
 from apps.memory.apis.common import (
     WRITE_ERRORS,
@@ -42,7 +42,7 @@ class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class SessionHistoryFilterSerializer(serializers.Serializer[dict[str, Any]]):
-    limit = serializers.IntegerField(required=False, default=200, min_value=1, max_value=1000)
+    limit = LimitField(default=200, max_value=1000)
     offset = OffsetField()
 
 

@@ -1,7 +1,6 @@
 """Reads on agent memory. Import from the submodules; this package re-exports the public API."""
 
 from apps.memory.selectors.listing import (
-    Page,
     memory_list,
     memory_list_all_subjects,
     session_history,
@@ -20,7 +19,6 @@ __all__ = [
     "EMBEDDING_STATUSES",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
-    "Page",
     "RecallHit",
     "RecallResult",
     "SubjectStats",

@@ -2,44 +2,18 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
 
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from apps.core.db.pagination import Page, paginate
 from apps.memory.models import Memory, SessionMemory
 from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
 
-T = TypeVar("T", bound=Model)
-
 # Listing never needs the vector (loading it would parse 384 floats per row for nothing) or
 # the service's derived context (keyword-indexed, never returned).
 LIST_DEFERRED_FIELDS = ("embedding", "derived_context")
-
-
-@dataclass(frozen=True)
-class Page(Generic[T]):
-    """The spec's list envelope: ``results`` plus ``total_count``, ``limit`` and ``offset``."""
-
-    results: list[T]
-    total_count: int
-    limit: int
-    offset: int
-
-    @property
-    def meta(self) -> dict[str, int]:
-        return {"total_count": self.total_count, "limit": self.limit, "offset": self.offset}
-
-
-def _paginate(queryset: QuerySet[T], *, limit: int, offset: int) -> Page[T]:
-    return Page(
-        results=list(queryset[offset : offset + limit]),
-        total_count=queryset.count(),
-        limit=limit,
-        offset=offset,
-    )
 
 
 def _filtered(
@@ -85,7 +59,7 @@ def memory_list(
         include_superseded=include_superseded,
         tags=tags,
     )
-    return _paginate(queryset, limit=limit, offset=offset)
+    return paginate(queryset, limit=limit, offset=offset)
 
 
 def memory_list_all_subjects(
@@ -106,7 +80,7 @@ def memory_list_all_subjects(
         include_superseded=include_superseded,
         tags=tags,
     )
-    return _paginate(queryset, limit=limit, offset=offset)
+    return paginate(queryset, limit=limit, offset=offset)
 
 
 def session_history(
@@ -119,4 +93,4 @@ def session_history(
         session_id=session_id,
         expires_at__gt=timezone.now(),  # expired turns are gone even before the prune runs
     ).order_by("seq")
-    return _paginate(queryset, limit=limit, offset=offset)
+    return paginate(queryset, limit=limit, offset=offset)

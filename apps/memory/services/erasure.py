@@ -22,11 +22,12 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from apps.core.db.erasure import erase_kinds
 from apps.core.db.on_commit import after_commit
 from apps.core.db.transactions import write_transaction
 from apps.core.telemetry import emit
 from apps.knowledge.history import history_forget_subject, history_forget_tenant
-from apps.knowledge.services import knowledge_erase_subject, knowledge_erase_tenant
+from apps.knowledge.services import knowledge_erase
 from apps.memory.models import (
     EmbeddingWake,
     ErasureReceipt,
@@ -80,34 +81,24 @@ def _sweep(
     *, tenant: Tenant, subject_id: str | None, memory_ids: list[uuid.UUID], dry_run: bool
 ) -> dict[str, int]:
     """Delete (or count) every kind, in an order no foreign key objects to."""
-    counts: dict[str, int] = {}
-    if subject_id is None:
-        counts.update(knowledge_erase_tenant(tenant=tenant, dry_run=dry_run))
-    else:
-        counts.update(
-            knowledge_erase_subject(
-                tenant=tenant, subject_id=subject_id, memory_ids=memory_ids, dry_run=dry_run
-            )
-        )
-    for kind, queryset in _memory_querysets(tenant=tenant, subject_id=subject_id).items():
-        counts[kind] = queryset.count()
-        if not dry_run:
-            if kind == "memories":
-                # Version links point between rows being deleted; clear them first.
-                queryset.update(superseded_by=None, graduated_article=None)
-            queryset.delete()
+    counts = knowledge_erase(
+        tenant=tenant, subject_id=subject_id, memory_ids=memory_ids, dry_run=dry_run
+    )
+    memory_kinds = _memory_querysets(tenant=tenant, subject_id=subject_id)
+    if not dry_run:
+        # Version links point between rows being deleted; clear them first.
+        memory_kinds["memories"].update(superseded_by=None, graduated_article=None)
+    counts.update(erase_kinds(memory_kinds, dry_run=dry_run))
     counts["idempotency_records"] = idempotency_erase(
         tenant=tenant, subject_id=subject_id, dry_run=dry_run
     )
     if subject_id is None:
-        reembeds = ReembedRun.objects.filter(tenant=tenant)
-        counts["reembed_runs"] = reembeds.count()
-        # The drain marker holds no content, only that a drain is due; it goes with the tenant.
-        wakes = EmbeddingWake.objects.filter(tenant=tenant)
-        counts["embedding_wakes"] = wakes.count()
-        if not dry_run:
-            reembeds.delete()
-            wakes.delete()
+        tenant_kinds: dict[str, QuerySet[Any]] = {
+            "reembed_runs": ReembedRun.objects.filter(tenant=tenant),
+            # A drain marker holds no content, only that a drain is due: it goes with the tenant.
+            "embedding_wakes": EmbeddingWake.objects.filter(tenant=tenant),
+        }
+        counts.update(erase_kinds(tenant_kinds, dry_run=dry_run))
         counts["projects"] = project_erase_all(tenant=tenant, dry_run=dry_run)
     return dict(sorted(counts.items()))
 

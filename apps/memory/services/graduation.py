@@ -200,6 +200,40 @@ class GraduationSweep:
     halted: int = 0
 
 
+# A live memory hot enough to graduate, not waiting out a failed attempt, whose content its
+# subject has not forgotten. Written out in both CTEs below (not a shared CTE), so each is
+# planned in place and the tenant scan still stops at its LIMIT.
+_CANDIDATE_MEMORY = """
+    m.graduated_at IS NULL AND m.superseded_by_id IS NULL
+    AND m.recall_count >= %(threshold)s
+    AND NOT EXISTS (SELECT 1 FROM memory_graduationdeferral d
+                     WHERE d.memory_id = m.id AND d.retry_at > %(now)s)
+    AND NOT EXISTS (SELECT 1 FROM memory_memorytombstone t
+                     WHERE t.tenant_id = m.tenant_id
+                       AND t.subject_id = m.subject_id
+                       AND t.content_hash = m.embedding_content_hash)
+"""
+_SWEEP_CANDIDATES_SQL = f"""
+    WITH tenants AS (
+        SELECT DISTINCT m.tenant_id FROM memory_memory m
+          JOIN tenancy_tenant tt ON tt.id = m.tenant_id AND tt.halted_at IS NULL
+         WHERE {_CANDIDATE_MEMORY}
+         LIMIT %(scan_limit)s
+    ), ranked AS (
+        SELECT m.id, m.tenant_id, m.subject_id,
+               row_number() OVER (
+                   PARTITION BY m.tenant_id ORDER BY m.recall_count DESC, m.created_at, m.id
+               ) AS turn
+          FROM memory_memory m JOIN tenants t ON t.tenant_id = m.tenant_id
+         WHERE {_CANDIDATE_MEMORY}
+    )
+    SELECT id, tenant_id, subject_id FROM ranked
+     WHERE turn <= %(per_tenant)s
+     ORDER BY turn, tenant_id
+     LIMIT %(read_limit)s
+"""  # noqa: S608 - composed of the constants above; every value is a parameter
+
+
 def _sweep_candidates(now: datetime) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
     """Hot, ungraduated live memories of tenants not halted, interleaved round-robin; a
     memory waiting out a failed attempt (``GraduationDeferral``) is not a candidate.
@@ -207,51 +241,16 @@ def _sweep_candidates(now: datetime) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
     At most ``MEMORY_GRADUATION_SCAN_LIMIT`` distinct tenants are scanned, and at most
     2 x ``MEMORY_GRADUATION_MAX_PER_RUN`` rows are read, whatever the corpus size.
     """
-    threshold = settings.MEMORY_GRADUATION_RECALL_THRESHOLD
     with connections[PRIMARY].cursor() as cursor:
         cursor.execute(
-            """
-            WITH tenants AS (
-                SELECT DISTINCT m.tenant_id FROM memory_memory m
-                  JOIN tenancy_tenant tt ON tt.id = m.tenant_id AND tt.halted_at IS NULL
-                 WHERE m.graduated_at IS NULL AND m.superseded_by_id IS NULL
-                   AND m.recall_count >= %s
-                   AND NOT EXISTS (SELECT 1 FROM memory_graduationdeferral d
-                                    WHERE d.memory_id = m.id AND d.retry_at > %s)
-                   AND NOT EXISTS (SELECT 1 FROM memory_memorytombstone t
-                                    WHERE t.tenant_id = m.tenant_id
-                                      AND t.subject_id = m.subject_id
-                                      AND t.content_hash = m.embedding_content_hash)
-                 LIMIT %s
-            ), ranked AS (
-                SELECT m.id, m.tenant_id, m.subject_id,
-                       row_number() OVER (
-                           PARTITION BY m.tenant_id ORDER BY m.recall_count DESC, m.created_at, m.id
-                       ) AS turn
-                  FROM memory_memory m JOIN tenants t ON t.tenant_id = m.tenant_id
-                 WHERE m.graduated_at IS NULL AND m.superseded_by_id IS NULL
-                   AND m.recall_count >= %s
-                   AND NOT EXISTS (SELECT 1 FROM memory_graduationdeferral d
-                                    WHERE d.memory_id = m.id AND d.retry_at > %s)
-                   AND NOT EXISTS (SELECT 1 FROM memory_memorytombstone t
-                                    WHERE t.tenant_id = m.tenant_id
-                                      AND t.subject_id = m.subject_id
-                                      AND t.content_hash = m.embedding_content_hash)
-            )
-            SELECT id, tenant_id, subject_id FROM ranked
-             WHERE turn <= %s
-             ORDER BY turn, tenant_id
-             LIMIT %s
-            """,
-            [
-                threshold,
-                now,
-                settings.MEMORY_GRADUATION_SCAN_LIMIT,
-                threshold,
-                now,
-                settings.MEMORY_GRADUATION_MAX_PER_RUN,
-                2 * settings.MEMORY_GRADUATION_MAX_PER_RUN,
-            ],
+            _SWEEP_CANDIDATES_SQL,
+            {
+                "threshold": settings.MEMORY_GRADUATION_RECALL_THRESHOLD,
+                "now": now,
+                "scan_limit": settings.MEMORY_GRADUATION_SCAN_LIMIT,
+                "per_tenant": settings.MEMORY_GRADUATION_MAX_PER_RUN,
+                "read_limit": 2 * settings.MEMORY_GRADUATION_MAX_PER_RUN,
+            },
         )
         return [(row[0], row[1], row[2]) for row in cursor.fetchall()]
 

@@ -168,6 +168,18 @@ def memory_remember(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> M
     return memory_create_many(tenant=tenant, subject_id=subject_id, drafts=[draft])[0]
 
 
+def _locked_memory(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> Memory:
+    """The subject's memory, row-locked; another subject's is the same 404 as a missing one."""
+    memory = (
+        Memory.objects.select_for_update()
+        .filter(tenant=tenant, subject_id=subject_id, pk=memory_id)
+        .first()
+    )
+    if memory is None:
+        raise MemoryNotFound("Memory not found.")
+    return memory
+
+
 def memory_supersede(
     *, tenant: Tenant, subject_id: str, memory_id: uuid.UUID, draft: MemoryDraft
 ) -> Memory:
@@ -175,13 +187,7 @@ def memory_supersede(
     _validate_drafts(tenant=tenant, drafts=[draft])
     with write_transaction():
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        old = (
-            Memory.objects.select_for_update()
-            .filter(tenant=tenant, subject_id=subject_id, pk=memory_id)
-            .first()
-        )
-        if old is None:
-            raise MemoryNotFound("Memory not found.")
+        old = _locked_memory(tenant=tenant, subject_id=subject_id, memory_id=memory_id)
         if old.superseded_by_id is not None:
             raise AlreadySuperseded(
                 "This memory was already superseded; supersede its live version.",
@@ -265,13 +271,7 @@ def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> F
         # The scope lock first, as every writer takes it: the neighbours re-derived below
         # must not race a write to the same session.
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        memory = (
-            Memory.objects.select_for_update()
-            .filter(tenant=tenant, subject_id=subject_id, pk=memory_id)
-            .first()
-        )
-        if memory is None:
-            raise MemoryNotFound("Memory not found.")
+        memory = _locked_memory(tenant=tenant, subject_id=subject_id, memory_id=memory_id)
         return _forget_fact(tenant=tenant, subject_id=subject_id, root=memory)
 
 

@@ -165,26 +165,17 @@ def memory_reembed(
                 _memory_candidates(tenant=tenant, embedded_before=embedded_before).count()
                 + article_reembed_remaining(tenant=tenant, embedded_before=embedded_before)
             )
-        done = _Done()
+        job = _ReembedJob(
+            tenant=tenant,
+            config=config,
+            run=run,
+            embedded_before=embedded_before,
+            batch_size=batch_size,
+            on_progress=on_progress,
+        )
         try:
-            _reembed_memories(
-                tenant=tenant,
-                config=config,
-                run=run,
-                embedded_before=embedded_before,
-                batch_size=batch_size,
-                done=done,
-                on_progress=on_progress,
-            )
-            _reembed_articles(
-                tenant=tenant,
-                config=config,
-                run=run,
-                embedded_before=embedded_before,
-                batch_size=batch_size,
-                done=done,
-                on_progress=on_progress,
-            )
+            _reembed_memories(job)
+            _reembed_articles(job)
         except EmbeddingsUnavailable as exc:
             if run is not None:
                 ReembedRun.objects.filter(pk=run.pk).update(
@@ -196,20 +187,20 @@ def memory_reembed(
                 {"tenant_id": str(tenant.pk), "reason": exc.reason},
             )
             raise ReembedInterrupted(
-                f"{exc.message} This run re-embedded {done.memories} memories and "
-                f"{done.articles} articles before it stopped; run the same command again to "
+                f"{exc.message} This run re-embedded {job.memories} memories and "
+                f"{job.articles} articles before it stopped; run the same command again to "
                 "continue where it left off.",
                 details={
                     "reason": exc.reason,
-                    "memories": done.memories,
-                    "articles": done.articles,
+                    "memories": job.memories,
+                    "articles": job.articles,
                 },
             ) from exc
         if run is not None:
             ReembedRun.objects.filter(pk=run.pk).update(finished_at=timezone.now(), last_error="")
     emit(
         "memory_reembed.finished",
-        {"memories": done.memories, "articles": done.articles},
+        {"memories": job.memories, "articles": job.articles},
         {"tenant_id": str(tenant.pk), "resumed": resumed},
     )
     return ReembedResult(
@@ -217,81 +208,74 @@ def memory_reembed(
         provider=provider,
         resumed=resumed,
         started_at=run.started_at if run is not None else None,
-        memories=done.memories,
-        articles=done.articles,
+        memories=job.memories,
+        articles=job.articles,
     )
 
 
 @dataclass
-class _Done:
+class _ReembedJob:
+    """One re-embed of a tenant: what its memory and article passes read, and the rows each
+    has re-embedded so far."""
+
+    tenant: Tenant
+    config: EmbeddingConfig
+    run: ReembedRun | None
+    embedded_before: datetime | None
+    batch_size: int
+    on_progress: Callable[[int], None] | None
     memories: int = 0
     articles: int = 0
 
+    def progressed(self, rows: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(rows)
 
-def _reembed_memories(
-    *,
-    tenant: Tenant,
-    config: EmbeddingConfig,
-    run: ReembedRun | None,
-    embedded_before: datetime | None,
-    batch_size: int,
-    done: _Done,
-    on_progress: Callable[[int], None] | None,
-) -> None:
+
+def _reembed_memories(job: _ReembedJob) -> None:
     # Keyset pagination: one pass over the candidates, each row visited at most once even if
     # its write is skipped (e.g. forgotten meanwhile).
     after: tuple[datetime, uuid.UUID] | None = None
     while True:
-        rows = _memory_candidates(tenant=tenant, embedded_before=embedded_before)
+        rows = _memory_candidates(tenant=job.tenant, embedded_before=job.embedded_before)
         if after is not None:
             rows = rows.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], id__gt=after[1]))
         batch = list(
-            rows.order_by("created_at", "id").only("pk", "text", "created_at")[:batch_size]
+            rows.order_by("created_at", "id").only("pk", "text", "created_at")[: job.batch_size]
         )
         if not batch:
             return
         # Raises EmbeddingsUnavailable; nothing of this batch is written then.
-        vectors = embed_texts(config, [row.text for row in batch])
+        vectors = embed_texts(job.config, [row.text for row in batch])
         with write_transaction():
-            stored = _store_memory_vectors(tenant=tenant, rows=batch, vectors=vectors)
-            if run is not None:
-                ReembedRun.objects.filter(pk=run.pk).update(
+            stored = _store_memory_vectors(tenant=job.tenant, rows=batch, vectors=vectors)
+            if job.run is not None:
+                ReembedRun.objects.filter(pk=job.run.pk).update(
                     memories_embedded=F("memories_embedded") + stored
                 )
-        done.memories += stored
+        job.memories += stored
         after = (batch[-1].created_at, batch[-1].pk)
-        if on_progress is not None:
-            on_progress(len(batch))
+        job.progressed(len(batch))
 
 
-def _reembed_articles(
-    *,
-    tenant: Tenant,
-    config: EmbeddingConfig,
-    run: ReembedRun | None,
-    embedded_before: datetime | None,
-    batch_size: int,
-    done: _Done,
-    on_progress: Callable[[int], None] | None,
-) -> None:
+def _reembed_articles(job: _ReembedJob) -> None:
     after: tuple[datetime, uuid.UUID] | None = None
     while True:
         # Embeds, then writes in one statement; raises EmbeddingsUnavailable before writing.
         batch = article_reembed_batch(
-            tenant=tenant,
-            config=config,
-            embedded_before=embedded_before,
+            tenant=job.tenant,
+            config=job.config,
+            embedded_before=job.embedded_before,
             after=after,
-            batch_size=batch_size,
+            batch_size=job.batch_size,
         )
         if not batch.fetched:
             return
-        if run is not None and batch.stored:
+        if job.run is not None and batch.stored:
             # Informational: correctness rests on embedded_at, not on this counter.
-            ReembedRun.objects.filter(pk=run.pk).update(
+            ReembedRun.objects.filter(pk=job.run.pk).update(
                 articles_embedded=F("articles_embedded") + batch.stored
             )
-        done.articles += batch.stored
+        job.articles += batch.stored
         after = batch.cursor
-        if on_progress is not None:
-            on_progress(batch.fetched)
+        job.progressed(batch.fetched)
