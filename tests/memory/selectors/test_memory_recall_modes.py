@@ -308,16 +308,16 @@ def test_hybrid_runs_the_keyword_leg_while_the_query_is_embedded(notes, mocker):
     from django.db import connections
 
     from apps.providers import query_vectors
+    from apps.providers.embeddings import embed_query
 
     query_vectors.clear_query_vectors()
     keyword_ran = threading.Event()
-    embed = query_vectors.embed_query
 
     def embed_after_the_keyword_leg(config, text):
         # A recall that embedded its query before running the keyword leg would wait here in
         # vain, and the recall would fail with this AssertionError.
         assert keyword_ran.wait(timeout=10), "the keyword leg did not run during the embedding"
-        return embed(config, text)
+        return embed_query(config, text)
 
     def watch(execute, sql, params, many, context):
         outcome = execute(sql, params, many, context)
