@@ -23,11 +23,10 @@ trap cleanup INT TERM EXIT
 # and ENGRAM_WEB_THREADS override).
 PORT="$PORT" $BIN/gunicorn config.wsgi:application -c config/gunicorn.py &
 pids+=($!)
-# The worker's embedding batches run at a lower CPU priority than the web tier: on a machine
-# they share, a recall or a write waits for no background batch, and the batch takes the
-# cycles the requests leave (keyword recall finds a memory meanwhile). ENGRAM_WORKER_NICE=0
-# gives them equal shares.
-nice -n "${ENGRAM_WORKER_NICE:-10}" \
+# ENGRAM_WORKER_NICE lowers the worker's CPU priority beside the web tier: on a saturated
+# machine requests then go first and vectors land later (docs/configuration.md, "Sizing the
+# web tier", has the measured trade-off). 0, the default, gives them equal shares.
+nice -n "${ENGRAM_WORKER_NICE:-0}" \
   $BIN/celery -A config worker --loglevel INFO --concurrency "${ENGRAM_WORKER_CONCURRENCY:-2}" &
 pids+=($!)
 $BIN/celery -A config beat --loglevel INFO &
