@@ -1,6 +1,7 @@
 """``memory_bench``: bulk-load synthetic memories, then measure load, embedding and recall.
 
-    manage.py memory_bench --write-stream RATE [--count 300] [--url URL] [--runs 3] [--json]
+    manage.py memory_bench --write-stream RATE [--count 300] [--url URL] [--runs 3]
+                           [--check-every N] [--json]
     manage.py memory_bench --rows 100000 --subjects 1000 [--dims 384] [--queries 1000]
                            [--big-subject-rows 20000] [--distribution uniform|zipf]
                            [--crossover-sizes 500,1000,2000,4000] [--json] [--keep]
@@ -77,6 +78,13 @@ class Command(EngramCommand):
         )
         parser.add_argument(
             "--runs", type=int, default=1, help="--write-stream: repeat, report each and medians."
+        )
+        parser.add_argument(
+            "--check-every",
+            type=int,
+            default=1,
+            help="--write-stream: poll keyword recall for every Nth write of the stream only "
+            "(the checks are load on the server they measure).",
         )
         parser.add_argument(
             "--dims",
@@ -175,11 +183,17 @@ class Command(EngramCommand):
 
     def _write_stream(self, options: dict[str, Any]) -> None:
         rate, count, runs = options["write_stream"], options["count"], options["runs"]
-        if rate <= 0 or count < 1 or runs < 1:
-            raise CommandError("--write-stream, --count and --runs must be positive")
+        if rate <= 0 or count < 1 or runs < 1 or options["check_every"] < 1:
+            raise CommandError("--write-stream, --count, --runs and --check-every must be positive")
         try:
             reports = [
-                write_stream.run(url=options["url"], rate=rate, count=count) for _ in range(runs)
+                write_stream.run(
+                    url=options["url"],
+                    rate=rate,
+                    count=count,
+                    check_every=options["check_every"],
+                )
+                for _ in range(runs)
             ]
         except LoadBenchRefused as exc:
             raise CommandError(str(exc)) from exc
