@@ -28,6 +28,19 @@ from apps.providers.embeddings import EmbeddingConfig, embed_query
 #: (caller, provider configuration, text)
 CacheKey = tuple[str, str, str]
 
+
+def query_caller(tenant_id: object, subject_id: str) -> str:
+    """Whose query it is: the cache never hands one caller's vector to another."""
+    return f"{tenant_id}|{subject_id}"
+
+
+def ready(vector: list[float]) -> Future[list[float]]:
+    """A vector already in hand, as the future the recall legs wait on."""
+    done: Future[list[float]] = Future()
+    done.set_result(vector)
+    return done
+
+
 _lock = threading.Lock()
 _vectors: LRUCache[CacheKey, np.ndarray] | None = None
 _pool: ThreadPoolExecutor | None = None
@@ -71,9 +84,7 @@ def embed_query_soon(config: EmbeddingConfig, text: str, *, caller: str) -> Futu
     as a future that is already done, without a thread hop."""
     vector = cached_query_vector(config, text, caller=caller)
     if vector is not None:
-        done: Future[list[float]] = Future()
-        done.set_result(vector)
-        return done
+        return ready(vector)
     return _query_pool().submit(embed_query_cached, config, text, caller=caller)
 
 

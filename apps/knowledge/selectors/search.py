@@ -60,7 +60,7 @@ from apps.knowledge.selectors.retrieval import (
 )
 from apps.knowledge.viewer import Viewer
 from apps.providers.embeddings import EmbeddingsUnavailable, normalise_text
-from apps.providers.query_vectors import embed_query_cached
+from apps.providers.query_vectors import embed_query_cached, query_caller
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
@@ -159,7 +159,9 @@ def _retrieve(
     vector: list[float] | None = None
     try:
         vector = embed_query_cached(
-            tenant_embedding_config(tenant=tenant), query, caller=f"{tenant.pk}|{viewer.subject_id}"
+            tenant_embedding_config(tenant=tenant),
+            query,
+            caller=query_caller(tenant.pk, viewer.subject_id),
         )
     except EmbeddingsUnavailable as exc:
         degraded_reason = str(exc.reason)

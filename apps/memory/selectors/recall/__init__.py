@@ -43,7 +43,12 @@ from apps.memory.selectors.recall.results import (
 )
 from apps.memory.selectors.recall.semantic import semantic_recall
 from apps.providers.embeddings import EmbeddingsUnavailable
-from apps.providers.query_vectors import embed_query_soon
+from apps.providers.query_vectors import (
+    embed_query_cached,
+    embed_query_soon,
+    query_caller,
+    ready,
+)
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
@@ -109,17 +114,20 @@ def memory_recall(
     vector: Future[list[float]] | None = None
     result: RecallResult | None = None
     try:
-        if mode != MODE_KEYWORD:
-            if query_embedding is None:
-                # Started now, embedded while the keyword leg's SQL runs (hybrid).
-                vector = embed_query_soon(
-                    tenant_embedding_config(tenant=tenant),
-                    query,
-                    caller=f"{tenant.pk}|{subject_id}",
-                )
-            else:
-                vector = Future()
-                vector.set_result(query_embedding)
+        if mode == MODE_KEYWORD:
+            vector = None
+        elif query_embedding is not None:
+            vector = ready(query_embedding)
+        else:
+            config = tenant_embedding_config(tenant=tenant)
+            caller = query_caller(tenant.pk, subject_id)
+            # Hybrid starts the embedding now and runs the keyword leg's SQL meanwhile;
+            # semantic has nothing to overlap, so it embeds here without a thread hop.
+            vector = (
+                embed_query_soon(config, query, caller=caller)
+                if mode != MODE_SEMANTIC
+                else ready(embed_query_cached(config, query, caller=caller))
+            )
         with heavy_read_slot(tenant_id=tenant.pk):
             if mode == MODE_SEMANTIC:
                 assert vector is not None  # noqa: S101 - every mode but keyword has one
