@@ -44,8 +44,6 @@ MEMORY_RECALL_KEYWORD_WEIGHT = 1.5
 MEMORY_RECALL_BM25_K1 = 1.2
 MEMORY_RECALL_BM25_B = 0.75
 MEMORY_RECALL_CONTEXT_TERM_WEIGHT = 0.5
-# Keyword candidates per requested row re-scored with exact term frequencies.
-MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 3
 
 # Recall-count hotness signal (spec "Recall-count hotness signal").
 MEMORY_RECALL_BUMP_MIN_SCORE = 0.6

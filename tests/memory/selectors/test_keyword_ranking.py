@@ -1,4 +1,5 @@
-"""The keyword leg's two-pass BM25 against the one-pass definition it must reproduce."""
+"""The keyword leg's BM25, read from the postings, against the definition it must reproduce:
+BM25 computed from the documents themselves."""
 
 import random
 
@@ -7,7 +8,7 @@ from django.db import connections
 
 from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
 from apps.memory.selectors import memory_recall
-from apps.memory.selectors.recall.keyword import keyword_ranking
+from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking
 from apps.memory.selectors.recall.scope import recall_scope
 from tests.memory.factories import MemoryFactory, memory_row
 
@@ -86,11 +87,14 @@ def _one_pass(tenant, subject_id, query, limit, settings):
         return [(memory_id, round(score, 9)) for memory_id, score in cursor.fetchall()]
 
 
-def _two_pass(tenant, subject_id, query, limit):
+def _from_postings(tenant, subject_id, query, limit):
     scope = recall_scope(
         tenant_id=tenant.pk, subject_id=subject_id, project_id=None, include_superseded=False
     )
-    return [(memory.pk, round(score, 9)) for memory, score in keyword_ranking(scope, query, limit)]
+    keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
+    return [
+        (memory.pk, round(score, 9)) for memory, score in keyword_ranking(scope, keywords, limit)
+    ]
 
 
 @pytest.fixture
@@ -123,16 +127,15 @@ QUERIES = [
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_a_pool_covering_every_match_is_the_one_pass_ranking(word_soup, settings, query):
-    settings.MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 10
+def test_the_postings_ranking_is_the_documents_ranking(word_soup, settings, query):
+    ranked = _from_postings(word_soup, "a", query, 40)
 
-    assert _two_pass(word_soup, "a", query, 40) == _one_pass(word_soup, "a", query, 40, settings)
+    assert ranked == _one_pass(word_soup, "a", query, 40, settings)
+    assert len(ranked) == 40
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_recall_with_the_default_pool_returns_the_one_pass_top_ten(word_soup, settings, query):
-    # limit 10 → the leg fetches MEMORY_RECALL_FUSION_CANDIDATES (50), pool 3 × 50 of the
-    # 400 rows: the presence pass has to keep every one of the exact top ten.
+def test_recall_returns_the_documents_top_ten(word_soup, settings, query):
     expected = _one_pass(word_soup, "a", query, 10, settings)
 
     result = memory_recall(tenant=word_soup, subject_id="a", query=query, mode="keyword")
@@ -158,8 +161,7 @@ def test_occurrences_count_not_only_presence(tenant):
 
 
 def test_other_subjects_rows_neither_rank_nor_count(word_soup, settings):
-    settings.MEMORY_RECALL_KEYWORD_POOL_PER_RESULT = 10
-    ranked = _two_pass(word_soup, "a", "deploy pipeline kayak river", 40)
+    ranked = _from_postings(word_soup, "a", "deploy pipeline kayak river", 40)
 
     assert ranked == _one_pass(word_soup, "a", "deploy pipeline kayak river", 40, settings)
     assert Memory.objects.filter(pk__in=[pk for pk, _ in ranked], subject_id="b").count() == 0

@@ -19,7 +19,7 @@ from apps.core.db.routers import PRIMARY
 from apps.core.repos import require_scope
 from apps.memory.models import Memory
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
-from apps.memory.selectors.recall.keyword import keyword_ranking
+from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking
 from apps.memory.selectors.recall.results import (
     REASON_ILIKE_FALLBACK,
     REASON_KEYWORD_FALLBACK,
@@ -70,7 +70,8 @@ def fallback_recall(
     what word matching misses (``catalog`` in ``catalogue``, a query of stop words only)."""
     scoped = _fallback_scope(tenant=tenant, subject_id=subject_id, project_id=project_id)
     scope = compile_scope(scoped)
-    keyword = [row[0] for row in keyword_ranking(scope, query, limit)] if scope else []
+    keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
+    keyword = [row[0] for row in keyword_ranking(scope, keywords, limit)] if scope else []
     results = [
         RecallHit(memory=memory, score=None, selection_reason=REASON_KEYWORD_FALLBACK)
         for memory in keyword

@@ -54,33 +54,40 @@ from apps.memory.selectors.recall.semantic import semantic_ranking
 from apps.tenancy.models import Tenant
 
 
+@dataclass(frozen=True)
+class Keywords:
+    """A keyword query and whose postings it reads: the owner the scope was built for."""
+
+    query: str
+    tenant_id: Any
+    subject_id: str
+
+
 def _bm25_sql(
     scope: CompiledScope,
+    keywords: Keywords,
     fetch: int,
     population: Sequence[CompiledScope] = (),
     *,
     rows: bool = True,
 ) -> tuple[str, list[Any]]:
-    """Okapi BM25 over ``search_vector`` for the rows in ``scope``, best first (one statement).
+    """Okapi BM25 for the rows in ``scope``, best first (one statement), read from the
+    subject's postings (``memory_search_term``, migration 0020) instead of the documents.
 
-    The query's lexemes (parsed with the column's own config: stemmed, stop words dropped)
-    are OR'd, so a natural-language question matches any of its words. Only rows matching
-    some lexeme are read (the GIN index, or the scope's btree and a filter); IDF counts the
-    matching rows per lexeme against the scope's size. A lexeme's frequency counts each
-    occurrence in the text as 1 and in the context as ``MEMORY_RECALL_CONTEXT_TERM_WEIGHT``;
-    the document length is its number of distinct lexemes, normalised by the matching rows'
-    mean (cheaper than the whole scope's, and measured no worse). Scores are rounded to 12
-    decimals before ordering: rows with the same terms tie exactly, and go by id, instead of
-    by the last bit of a sum whose order the hash aggregate picks.
+    The query's lexemes (parsed with ``search_vector``'s own config: stemmed, stop words
+    dropped) are OR'd, so a natural-language question matches any of its words. Each lexeme's
+    postings in the subject are one index range scan, narrowed to the rows in ``scope``; they
+    carry the lexeme's occurrences in the text (each counts 1) and in the contexts (each counts
+    ``MEMORY_RECALL_CONTEXT_TERM_WEIGHT``) and the document's length in distinct lexemes. IDF
+    counts the scope's rows holding the lexeme against the scope's size; lengths are
+    normalised by the matching rows' mean (cheaper than the whole scope's, and measured no
+    worse). Scores are rounded to 12 decimals before ordering: rows with the same terms tie
+    exactly, and go by id, instead of by the last bit of a sum whose order the hash aggregate
+    picks.
 
-    Counting occurrences means unnesting a document's every lexeme, which on a subject whose
-    name is in every memory is every matching row's (~60 lexemes each with a retrieval
-    context). So the ranking runs in two passes: every matching row is first scored with
-    each lexeme's *presence* in the text and in the context (two ``@@`` tests per lexeme on
-    a document detoasted once), and only the best ``MEMORY_RECALL_KEYWORD_POOL_PER_RESULT``
-    × ``fetch`` of them are unnested and scored with their exact frequencies. On LoCoMo the
-    final top 50 is the one-pass ranking's (recall@5..50 equal to 3 decimals) at a third to
-    two thirds of the time (docs/memory.md, "Recall modes").
+    The work is one posting per (matching row, query word), never a document: on a subject
+    whose name is in every memory that is still every row, but each costs an index entry, not
+    a decompressed tsvector tested once per word (docs/memory.md, "Keyword latency").
 
     ``population``: disjoint scopes whose row counts sum to ``scope``'s, counted instead of it
     (embedded + pending rows: each count is an index-only scan of its partial index, where
@@ -95,75 +102,50 @@ def _bm25_sql(
         f"(SELECT count(*) FROM {table} WHERE {part.where})"  # noqa: S608
         for part in parts
     )
-    vector = f"{table}.{quote(scope.using, 'search_vector')}"
     columns = select_list(scope.using) if rows else f"{table}.{pk}"
     # Identifiers and WHERE clauses come from Django; every value is a parameter.
     sql = f"""
         WITH terms AS (
-            SELECT lexeme, (quote_literal(lexeme) || ':A')::tsquery AS in_text,
-                   (quote_literal(lexeme) || ':BC')::tsquery AS in_context
-              FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector(%s::regconfig, %s))) AS parsed
-        ), matched AS MATERIALIZED (
-            -- `|| ''` keeps a detoasted copy: each document is tested once per lexeme below.
-            SELECT {table}.{pk} AS id, {vector} || ''::tsvector AS document FROM {table}
-             WHERE {scope.where} AND {vector} @@ (
-                   SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM terms)
-        ), population AS (
-            SELECT ({population_sql})::float8 AS rows
-        ), presence AS MATERIALIZED (
-            SELECT * FROM (
-                SELECT matched.id, terms.lexeme, length(matched.document)::float8 AS length,
-                       ((matched.document @@ terms.in_text)::int
-                        + %s * (matched.document @@ terms.in_context)::int)::float8 AS frequency
-                  FROM matched CROSS JOIN terms
-            ) AS tested WHERE frequency > 0
-        ), weights AS (
-            SELECT counted.lexeme,
-                   ln(1 + (population.rows - counted.rows + 0.5) / (counted.rows + 0.5)) AS idf,
-                   greatest(shape.mean_length, 1) AS mean_length
-              FROM (SELECT lexeme, count(*)::float8 AS rows FROM presence GROUP BY lexeme)
-                   AS counted
-             CROSS JOIN population
-             CROSS JOIN (SELECT avg(length(document))::float8 AS mean_length FROM matched)
-                   AS shape
-        ), pool AS MATERIALIZED (
-            SELECT presence.id FROM presence JOIN weights USING (lexeme)
-             GROUP BY presence.id
-             ORDER BY round(sum(weights.idf * presence.frequency * (%s + 1)
-                                / (presence.frequency
-                                   + %s * (1 - %s + %s * presence.length / weights.mean_length))
-                            )::numeric, 12) DESC, presence.id
-             LIMIT %s
-        ), hits AS MATERIALIZED (
-            -- Each pooled document is unnested once, from its copy in `matched`; the lexemes
-            -- are tested against an array, so no plan can unnest a document once per term.
-            SELECT matched.id, term.lexeme, length(matched.document)::float8 AS length,
-                   (SELECT sum(CASE weight WHEN 'A' THEN 1.0 ELSE %s END)
-                      FROM unnest(term.weights) AS weight)::float8 AS frequency
-              FROM pool JOIN matched USING (id)
-                   CROSS JOIN LATERAL unnest(matched.document) AS term
-             WHERE term.lexeme = ANY ((SELECT array_agg(lexeme) FROM terms)::text[])
+            SELECT array_agg(DISTINCT lexeme) AS lexemes
+              FROM unnest(to_tsvector(%s::regconfig, %s))
+        ), scoped AS MATERIALIZED (
+            SELECT {table}.{pk} AS id FROM {table} WHERE {scope.where}
+        ), postings AS MATERIALIZED (
+            SELECT term.memory_id AS id, term.lexeme, term.length::float8 AS length,
+                   (term.in_text + %s * term.in_context)::float8 AS frequency
+              FROM memory_search_term AS term JOIN scoped ON scoped.id = term.memory_id
+             WHERE term.tenant_id = %s AND term.subject_id = %s
+               AND term.lexeme = ANY ((SELECT lexemes FROM terms)::text[])
+        ), weights AS MATERIALIZED (
+            SELECT lexeme,
+                   ln(1 + (population.rows - count(*) + 0.5) / (count(*) + 0.5)) AS idf
+              FROM postings CROSS JOIN (SELECT ({population_sql})::float8 AS rows) AS population
+             GROUP BY lexeme, population.rows
+        ), shape AS MATERIALIZED (
+            SELECT greatest(avg(length), 1) AS mean_length
+              FROM (SELECT DISTINCT id, length FROM postings) AS matched
         ), ranked AS (
-            SELECT hits.id, round(sum(weights.idf * hits.frequency * (%s + 1)
-                       / (hits.frequency
-                          + %s * (1 - %s + %s * hits.length / weights.mean_length))
+            SELECT postings.id,
+                   round(sum(weights.idf * postings.frequency * (%s + 1)
+                             / (postings.frequency
+                                + %s * (1 - %s + %s * postings.length / shape.mean_length))
                    )::numeric, 12)::float8 AS keyword_score
-              FROM hits JOIN weights USING (lexeme)
-             GROUP BY hits.id ORDER BY keyword_score DESC, hits.id LIMIT %s
+              FROM postings JOIN weights USING (lexeme) CROSS JOIN shape
+             GROUP BY postings.id ORDER BY keyword_score DESC, postings.id LIMIT %s
         )
         SELECT {columns}, ranked.keyword_score FROM {table}
           JOIN ranked ON ranked.id = {table}.{pk}
          WHERE {scope.where} ORDER BY ranked.keyword_score DESC, {table}.{pk}
     """  # noqa: S608
     k1, b = settings.MEMORY_RECALL_BM25_K1, settings.MEMORY_RECALL_BM25_B
-    context_weight = settings.MEMORY_RECALL_CONTEXT_TERM_WEIGHT
-    pool = fetch * max(1, settings.MEMORY_RECALL_KEYWORD_POOL_PER_RESULT)
     params: list[Any] = [
-        *scope.params,  # matched
+        MEMORY_TEXT_SEARCH_CONFIG,  # terms
+        keywords.query,
+        *scope.params,  # scoped
+        settings.MEMORY_RECALL_CONTEXT_TERM_WEIGHT,  # postings
+        keywords.tenant_id,
+        keywords.subject_id,
         *(param for part in parts for param in part.params),  # population
-        context_weight,  # presence
-        *(k1, k1, b, b, pool),  # pool
-        context_weight,  # hits
         *(k1, k1, b, b, fetch),  # ranked
         *scope.params,  # the rows
     ]
@@ -172,30 +154,26 @@ def _bm25_sql(
 
 def keyword_ranking(
     scope: CompiledScope,
-    query: str,
+    keywords: Keywords,
     fetch: int,
     population: Sequence[CompiledScope] = (),
 ) -> list[tuple[Memory, float]]:
-    """The scope's top-``fetch`` rows by BM25 for ``query`` (rows matching no word: none), as
-    ``(memory, bm25)``."""
-    sql, params = _bm25_sql(scope, fetch, population)
-    rows = fetch_scored(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params])
-    return [(memory, float(score)) for memory, (score,) in rows]
+    """The scope's top-``fetch`` rows by BM25 for ``keywords`` (rows matching no word: none),
+    as ``(memory, bm25)``. ``scope`` must cover rows of ``keywords``' owner only."""
+    sql, params = _bm25_sql(scope, keywords, fetch, population)
+    return [(memory, float(score)) for memory, (score,) in fetch_scored(scope, sql, params)]
 
 
 def keyword_ranked_ids(
     scope: CompiledScope,
-    query: str,
+    keywords: Keywords,
     fetch: int,
     population: Sequence[CompiledScope],
 ) -> list[tuple[uuid.UUID, float]]:
     """:func:`keyword_ranking` as ``(id, bm25)``, without reading the rows: the keyword leg
     of ``hybrid``, whose rows only matter for the fused winners."""
-    sql, params = _bm25_sql(scope, fetch, population, rows=False)
-    return [
-        (pk, float(score))
-        for pk, score in fetch_values(scope, sql, [MEMORY_TEXT_SEARCH_CONFIG, query, *params])
-    ]
+    sql, params = _bm25_sql(scope, keywords, fetch, population, rows=False)
+    return [(pk, float(score)) for pk, score in fetch_values(scope, sql, params)]
 
 
 @dataclass(frozen=True)
@@ -294,6 +272,7 @@ def keyword_recall(
         for rows in (ROWS_ANY, ROWS_EMBEDDED, ROWS_PENDING)
     }
     population = (scopes[ROWS_EMBEDDED], scopes[ROWS_PENDING])
+    keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
     if vector is None:
         pending = count_rows(scopes[ROWS_PENDING])
         results = [
@@ -303,14 +282,14 @@ def keyword_recall(
                 selection_reason=_keyword_reason(memory, REASON_KEYWORD),
             )
             for memory, score in keyword_ranking(
-                scopes[ROWS_ANY], query, fetch, population=population
+                scopes[ROWS_ANY], keywords, fetch, population=population
             )[:limit]
         ]
     else:
         # The keyword leg needs no vector: it runs while the query is being embedded. Then
         # the vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact),
         # deeper; both legs rank ids, and only the fused winners' rows are read.
-        keyword = keyword_ranked_ids(scopes[ROWS_ANY], query, fetch, population)
+        keyword = keyword_ranked_ids(scopes[ROWS_ANY], keywords, fetch, population)
         query_vector = vector.result()
         leg = semantic_ranking(
             tenant=tenant,
