@@ -256,7 +256,6 @@ def keyword_recall(
     embedded): both legs over one guarded scope. Waiting for the vector can raise
     ``EmbeddingsUnavailable``."""
     started = time.perf_counter()
-    fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
     meta: dict[str, Any] = {}
     strategy = STRATEGY_KEYWORD
     # The keyword leg ranks pending rows too (read-your-writes): a memory is findable by its
@@ -282,13 +281,14 @@ def keyword_recall(
                 selection_reason=_keyword_reason(memory, REASON_KEYWORD),
             )
             for memory, score in keyword_ranking(
-                scopes[ROWS_ANY], keywords, fetch, population=population
-            )[:limit]
+                scopes[ROWS_ANY], keywords, limit, population=population
+            )
         ]
     else:
         # The keyword leg needs no vector: it runs while the query is being embedded. Then
         # the vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact),
         # deeper; both legs rank ids, and only the fused winners' rows are read.
+        fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
         keyword = keyword_ranked_ids(scopes[ROWS_ANY], keywords, fetch, population)
         query_vector = vector.result()
         leg = semantic_ranking(
