@@ -36,6 +36,7 @@ __all__ = [
     "EmbeddingConfig",
     "EmbeddingsUnavailable",
     "embed_query",
+    "embed_search_query",
     "embed_texts",
     "embedding_content_hash",
     "normalise_text",
@@ -56,6 +57,11 @@ class Embedder(Protocol):
     def dimensions(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors for search queries, to compare with ``embed``'s: the same encoder, or a
+        cheaper approximation of it (the local provider's int8 query model)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,10 @@ class EmbeddingConfig:
 
 def embed_texts(config: EmbeddingConfig, texts: Sequence[str]) -> list[list[float]]:
     """One unit vector of ``settings.EMBEDDING_DIMENSIONS`` floats per text, in order."""
+    return _embed(config, texts, queries=False)
+
+
+def _embed(config: EmbeddingConfig, texts: Sequence[str], *, queries: bool) -> list[list[float]]:
     if isinstance(texts, str):
         # A str is a Sequence[str]: embedding it would silently embed each character.
         raise TypeError("embed_texts takes a sequence of texts, not one string")
@@ -130,7 +140,8 @@ def embed_texts(config: EmbeddingConfig, texts: Sequence[str]) -> list[list[floa
         raise _dimension_mismatch(config=config, got=embedder.dimensions, expected=expected)
     breaker = CircuitBreaker(f"embeddings:{config.breaker_key}", classify=classify_provider_error)
     try:
-        vectors = breaker.call(lambda: embedder.embed(batch))
+        encode = embedder.embed_queries if queries else embedder.embed
+        vectors = breaker.call(lambda: encode(batch))
     except CircuitOpen as exc:
         raise EmbeddingsUnavailable(
             ProvidersErrorCode.CIRCUIT_OPEN,
@@ -156,7 +167,14 @@ def embed_texts(config: EmbeddingConfig, texts: Sequence[str]) -> list[list[floa
 
 
 def embed_query(config: EmbeddingConfig, text: str) -> list[float]:
+    """One text's vector, exactly as ``embed_texts`` would store it."""
     return embed_texts(config, [text])[0]
+
+
+def embed_search_query(config: EmbeddingConfig, text: str) -> list[float]:
+    """A search query's vector, through the provider's query encoder (``embed_queries``):
+    only ever compared with stored vectors, never stored itself."""
+    return _embed(config, [text], queries=True)[0]
 
 
 def probe_embedding_provider(config: EmbeddingConfig) -> None:

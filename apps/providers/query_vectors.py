@@ -23,7 +23,7 @@ import numpy as np
 from cachetools import LRUCache
 from django.conf import settings
 
-from apps.providers.embeddings import EmbeddingConfig, embed_query
+from apps.providers.embeddings import EmbeddingConfig, embed_search_query
 
 #: (caller, provider configuration, text)
 CacheKey = tuple[str, str, str]
@@ -66,12 +66,12 @@ def cached_query_vector(config: EmbeddingConfig, text: str, *, caller: str) -> l
 
 
 def embed_query_cached(config: EmbeddingConfig, text: str, *, caller: str) -> list[float]:
-    """``embed_query`` through the cache (raises ``EmbeddingsUnavailable`` like it)."""
+    """``embed_search_query`` through the cache (raises ``EmbeddingsUnavailable`` like it)."""
     vector = cached_query_vector(config, text, caller=caller)
     if vector is not None:
         return vector
     # Kept as float32, what pgvector stores and compares, so a hit ranks exactly like a miss.
-    stored = np.asarray(embed_query(config, text), dtype=np.float32)
+    stored = np.asarray(embed_search_query(config, text), dtype=np.float32)
     with _lock:
         cache = _cache()
         if cache is not None:

@@ -11,6 +11,7 @@ from apps.providers.embeddings import (
     EmbeddingConfig,
     EmbeddingsUnavailable,
     embed_query,
+    embed_search_query,
     embed_texts,
 )
 
@@ -49,6 +50,80 @@ def test_a_paraphrase_ranks_above_an_unrelated_sentence():
     assert paraphrase_similarity > 0.45
     assert unrelated_similarity < 0.15
     assert paraphrase_similarity - unrelated_similarity > 0.3
+
+
+SEARCHES = [
+    "When did Caroline go to the LGBTQ support group?",
+    "What does the user like for their editor",
+    "deploy pipeline friday",
+    "Where did we go hiking last summer, and who brought the tent?",
+    "What is the name of Melanie's dog?",
+]
+
+
+def test_search_queries_run_on_the_int8_model_within_a_small_angle_of_the_exact_one():
+    exact = np.array(embed_texts(LOCAL, SEARCHES))
+    searched = np.array([embed_search_query(LOCAL, text) for text in SEARCHES])
+
+    cosines = (exact * searched).sum(axis=1)
+    assert np.linalg.norm(searched, axis=1) == pytest.approx([1.0] * len(SEARCHES), abs=1e-6)
+    # Another model answered (the vectors differ), and it is the same encoder within ~0.01.
+    assert cosines.max() < 0.99999
+    assert cosines.min() > 0.98
+    # Each query is still nearest to its own exact vector.
+    assert list((searched @ exact.T).argmax(axis=1)) == list(range(len(SEARCHES)))
+
+
+def test_search_queries_rank_a_paraphrase_above_an_unrelated_sentence():
+    paraphrase, unrelated = np.array(
+        embed_texts(
+            LOCAL,
+            [
+                "Dark theme is what the user likes for their IDE",
+                "The quarterly tax filing is due in April",
+            ],
+        )
+    )
+    query = np.array(embed_search_query(LOCAL, "The user prefers dark mode in the editor"))
+
+    assert float(query @ paraphrase) > 0.45
+    assert float(query @ unrelated) < 0.15
+
+
+def test_search_queries_use_the_exact_model_when_int8_queries_are_off(settings):
+    settings.LOCAL_EMBEDDING_QUERY_INT8 = False
+
+    assert embed_search_query(LOCAL, SEARCHES[0]) == embed_query(LOCAL, SEARCHES[0])
+
+
+def test_the_query_model_is_derived_once_under_concurrent_first_use(monkeypatch):
+    monkeypatch.setattr(local_onnx, "_query_model", None)
+    derivations = 0
+    real_derive = local_onnx._dynamic_int8_session
+
+    def counting_derive(model_path):
+        nonlocal derivations
+        derivations += 1
+        return real_derive(model_path)
+
+    monkeypatch.setattr(local_onnx, "_dynamic_int8_session", counting_derive)
+    start = threading.Barrier(3)
+    models: list[local_onnx.LoadedModel] = []
+
+    def first_use() -> None:
+        start.wait()
+        models.append(local_onnx.load_query_model())
+
+    threads = [threading.Thread(target=first_use) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert derivations == 1
+    assert len(models) == 3
+    assert all(model is models[0] for model in models)
+    assert models[0] is not local_onnx.load_model()
 
 
 def test_batch_order_is_preserved_across_mixed_lengths():

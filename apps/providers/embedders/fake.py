@@ -37,6 +37,8 @@ class FakeEmbedder:
                 raise FakeProviderError("simulated embedding provider failure")
         return [self._vector(text) for text in texts]
 
+    embed_queries = embed
+
     def _vector(self, text: str) -> list[float]:
         vector = [0.0] * self.dimensions
         for feature, weight in _features(text):

