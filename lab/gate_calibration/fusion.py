@@ -25,7 +25,7 @@ from apps.knowledge.selectors.retrieval import (
 )
 from apps.knowledge.services import article_create, article_embed_pending
 from apps.knowledge.viewer import Viewer
-from apps.providers.embeddings import embed_query
+from apps.providers.embeddings import embed_search_query
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 from apps.tenancy.services import tenant_configure_embedding_provider, tenant_create
@@ -93,7 +93,7 @@ def measure_fusion(*, provider: str | None) -> FusionFigures:
             for query, title in cases:
                 expected = ids[title]
                 keyword = keyword_leg(base, query, POOL)
-                semantic, _ = semantic_leg(base, embed_query(config, query), POOL, PRIMARY)
+                semantic, _ = semantic_leg(base, embed_search_query(config, query), POOL, PRIMARY)
                 fused = fuse(Legs(keyword=keyword, semantic=semantic))
                 ranks["keyword"].append((query, _rank_of([pk for pk, _ in keyword], expected)))
                 ranks["semantic"].append((query, _rank_of([pk for pk, _ in semantic], expected)))

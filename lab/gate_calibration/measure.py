@@ -56,11 +56,15 @@ def corpus_text(article: CorpusArticle) -> str:
 
 
 def measure(
-    embed: Callable[[list[str]], list[list[float]]], *, pool: int = 20
+    embed: Callable[[list[str]], list[list[float]]],
+    *,
+    embed_queries: Callable[[list[str]], list[list[float]]] | None = None,
+    pool: int = 20,
 ) -> CalibrationFigures:
     """Cosine similarities of every pair, each corpus article's nearest other article, and
     the answer_confidence separation of every query over its top-``pool`` articles (the same
-    pool size search measures on)."""
+    pool size search measures on). Queries go through ``embed_queries`` when given: search
+    embeds them with the provider's query encoder, not the one that stored the articles."""
     pairs: list[PairFigure] = []
     for kind, pair_set in PAIR_SETS:
         first = np.asarray(embed([pair.first for pair in pair_set]))
@@ -75,7 +79,7 @@ def measure(
     cases = [("relevant", query, title) for query, title in RELEVANT_QUERIES] + [
         ("junk", query, None) for query in JUNK_QUERIES
     ]
-    vectors = np.asarray(embed([query for _, query, _ in cases]))
+    vectors = np.asarray((embed_queries or embed)([query for _, query, _ in cases]))
     for (kind, query, expected), vector in zip(cases, vectors, strict=True):
         scores = docs @ vector
         order = np.argsort(-scores)[:pool]

@@ -36,7 +36,7 @@ def test_the_configured_thresholds_separate_the_measured_bands_on_the_local_mode
     assert queries["relevant"]["separation"]["min"] >= thresholds["answer_separation"]
     assert queries["junk"]["separation"]["max"] < thresholds["answer_separation"]
     assert queries["relevant"]["verdicts"] == {"answer": 14}
-    assert queries["junk"]["verdicts"] == {"none": 11, "weak": 1}
+    assert queries["junk"]["verdicts"] == {"none": 12}
 
 
 @pytest.mark.django_db

@@ -309,7 +309,7 @@ def test_both_halves_share_one_query_embedding(agent, corpus, mocker):
     from apps.providers import query_vectors
 
     query_vectors.clear_query_vectors()
-    embed = mocker.spy(query_vectors, "embed_query")
+    embed = mocker.spy(query_vectors, "embed_search_query")
 
     body = _recall(agent, query="which port does staging postgres use", limit=6)
 

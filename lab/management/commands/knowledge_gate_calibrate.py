@@ -28,7 +28,12 @@ from django.core.management.base import CommandError, CommandParser
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
+from apps.providers.embeddings import (
+    EmbeddingConfig,
+    EmbeddingsUnavailable,
+    embed_search_query,
+    embed_texts,
+)
 from lab.gate_calibration import PAIR_SETS, CalibrationFigures, measure
 from lab.gate_calibration.fusion import measure_fusion
 
@@ -162,8 +167,11 @@ class Command(EngramCommand):
         def embed(texts: list[str]) -> list[list[float]]:
             return embed_texts(config, texts)
 
+        def embed_queries(texts: list[str]) -> list[list[float]]:
+            return [embed_search_query(config, text) for text in texts]
+
         try:
-            figures = measure(embed)
+            figures = measure(embed, embed_queries=embed_queries)
         except EmbeddingsUnavailable as exc:
             raise CommandError(f"embeddings unavailable ({exc.reason}): {exc.message}") from exc
         summary = _summary(figures)

@@ -79,7 +79,7 @@ def test_relevant_questions_are_answers_and_junk_ones_are_not_on_the_fixture_cor
 
     # then: every relevant question is an answer; no junk question is
     assert Counter(r.meta["answer_confidence"] for r in relevant) == {"answer": len(relevant)}
-    assert Counter(r.meta["answer_confidence"] for r in junk) == {"none": 11, "weak": 1}
+    assert Counter(r.meta["answer_confidence"] for r in junk) == {"none": 12}
     lowest_relevant = min(r.meta["answer_separation"] for r in relevant)
     highest_junk = max(r.meta["answer_separation"] for r in junk)
     assert lowest_relevant > highest_junk

@@ -286,7 +286,7 @@ def test_a_repeated_recall_reuses_its_query_vector_and_ranks_the_same(notes, moc
     from apps.providers import query_vectors
 
     query_vectors.clear_query_vectors()
-    embed = mocker.spy(query_vectors, "embed_query")
+    embed = mocker.spy(query_vectors, "embed_search_query")
 
     first = memory_recall(tenant=notes, subject_id="a", query="editor dark mode")
     again = memory_recall(tenant=notes, subject_id="a", query="editor dark mode")
@@ -308,7 +308,7 @@ def test_hybrid_runs_the_keyword_leg_while_the_query_is_embedded(notes, mocker):
     from django.db import connections
 
     from apps.providers import query_vectors
-    from apps.providers.embeddings import embed_query
+    from apps.providers.embeddings import embed_search_query
 
     query_vectors.clear_query_vectors()
     keyword_ran = threading.Event()
@@ -317,7 +317,7 @@ def test_hybrid_runs_the_keyword_leg_while_the_query_is_embedded(notes, mocker):
         # A recall that embedded its query before running the keyword leg would wait here in
         # vain, and the recall would fail with this AssertionError.
         assert keyword_ran.wait(timeout=10), "the keyword leg did not run during the embedding"
-        return embed_query(config, text)
+        return embed_search_query(config, text)
 
     def watch(execute, sql, params, many, context):
         outcome = execute(sql, params, many, context)
@@ -325,7 +325,9 @@ def test_hybrid_runs_the_keyword_leg_while_the_query_is_embedded(notes, mocker):
             keyword_ran.set()
         return outcome
 
-    mocker.patch.object(query_vectors, "embed_query", side_effect=embed_after_the_keyword_leg)
+    mocker.patch.object(
+        query_vectors, "embed_search_query", side_effect=embed_after_the_keyword_leg
+    )
     with ExitStack() as stack:
         for alias in ("default", "heavy_read"):
             stack.enter_context(connections[alias].execute_wrapper(watch))
