@@ -41,9 +41,11 @@ from lab.load_bench import require_loopback
 
 POLL_S = 0.02
 # The stream's senders and keyword checkers: enough threads that one request may take this
-# long without the schedule slipping, at most this many of each.
-REQUEST_BUDGET_S = 0.04
-MAX_STREAM_THREADS = 8
+# long without the schedule slipping, at most this many of each. A loaded server answers a
+# write in well over 40 ms, and with too few senders the stream measured its own threads: at
+# 100 writes/s, 4 senders sent only ~50/s.
+REQUEST_BUDGET_S = 0.25
+MAX_STREAM_THREADS = 32
 #: Give up on a memory that is not searchable after this long (reported as not found).
 SEARCHABLE_TIMEOUT_S = 120.0
 WORDS = ("kettle", "harbour", "violin", "meadow", "lantern", "orchard", "glacier", "saddle")
@@ -180,7 +182,8 @@ def _stream(url: str, key: str, *, rate: float, count: int, check_every: int = 1
 
 
 def _threads_for(rate: float) -> int:
-    """Enough senders (and checkers) that each has ~40 ms per request at ``rate``."""
+    """Enough senders (and checkers) that each has ``REQUEST_BUDGET_S`` per request at
+    ``rate``."""
     return max(1, min(MAX_STREAM_THREADS, math.ceil(rate * REQUEST_BUDGET_S)))
 
 

@@ -18,7 +18,9 @@ Triggers on ``memory_memory`` keep it equal to the rows' ``search_vector`` on ev
 * DELETE (forget, erasure, tenant removal): the rows' terms go in the same statement;
 * TRUNCATE: the postings are truncated too.
 
-Existing rows are indexed here, in one statement.
+Existing rows are indexed here, in one statement, inside the migration's transaction (3,854
+LoCoMo turns: 212k postings, ~5 s; so minutes at a million memories), and writes to
+``memory_memory`` wait for it.
 """
 
 from django.db import migrations
