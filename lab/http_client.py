@@ -32,6 +32,17 @@ class KeepAliveClient:
         self._connection: http.client.HTTPConnection | None = None
 
     def post(self, path: str, body: dict[str, Any], *, token: str | None = None) -> str:
+        status, _payload = self._exchange(path, body, token=token)
+        return status
+
+    def post_json(self, path: str, body: dict[str, Any], *, token: str | None = None) -> Any:
+        """The response's parsed JSON body; anything but a 2xx raises ``RuntimeError``."""
+        status, payload = self._exchange(path, body, token=token)
+        if not status.startswith("2"):
+            raise RuntimeError(f"POST {path} answered {status}")
+        return json.loads(payload)
+
+    def _exchange(self, path: str, body: dict[str, Any], *, token: str | None) -> tuple[str, bytes]:
         headers = (
             self._headers
             if token is None
@@ -46,11 +57,10 @@ class KeepAliveClient:
         try:
             self._connection.request("POST", self._prefix + path, json.dumps(body), headers)
             response = self._connection.getresponse()
-            response.read()
-            return str(response.status)
+            return str(response.status), response.read()
         except (OSError, http.client.HTTPException) as exc:
             self.close()
-            return type(exc).__name__
+            return type(exc).__name__, b""
 
     def close(self) -> None:
         if self._connection is not None:

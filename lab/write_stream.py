@@ -32,11 +32,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from apps.memory.models import Memory
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create, tenant_create
+from lab.http_client import KeepAliveClient
 from lab.load_bench import require_loopback
 
 POLL_S = 0.02
@@ -86,21 +85,14 @@ class Phase:
 
 class _Client:
     def __init__(self, url: str, key: str) -> None:
-        self.http = httpx.Client(
-            base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0
-        )
+        self.http = KeepAliveClient(f"{url.rstrip('/')}/api/v1", token=key)
 
     def write(self, text: str) -> str:
-        response = self.http.post("/api/v1/memory", json={"text": text})
-        response.raise_for_status()
-        return str(response.json()["data"]["id"])
+        return str(self.http.post_json("/memory", {"text": text})["data"]["id"])
 
     def recall(self, query: str, mode: str, limit: int = 10) -> list[dict[str, Any]]:
-        response = self.http.post(
-            "/api/v1/memory/recall", json={"query": query, "mode": mode, "limit": limit}
-        )
-        response.raise_for_status()
-        return list(response.json()["data"])
+        body = {"query": query, "mode": mode, "limit": limit}
+        return list(self.http.post_json("/memory/recall", body)["data"])
 
     def found(self, write: Write, mode: str = "keyword") -> bool:
         query = write.token if mode == "keyword" else write.text
