@@ -188,6 +188,7 @@ def test_session_uses_the_configured_thread_counts(monkeypatch, settings):
 
     assert options.intra_op_num_threads == 1
     assert options.inter_op_num_threads == 1
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
 
 
 def test_refuses_a_model_file_whose_checksum_does_not_match(monkeypatch):
