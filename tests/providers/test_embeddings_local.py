@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -50,6 +51,25 @@ def test_a_paraphrase_ranks_above_an_unrelated_sentence():
     assert paraphrase_similarity > 0.45
     assert unrelated_similarity < 0.15
     assert paraphrase_similarity - unrelated_similarity > 0.3
+
+
+def _first_uses_at_once(
+    load: Callable[[], local_onnx.LoadedModel], callers: int
+) -> list[local_onnx.LoadedModel]:
+    """``load`` called by ``callers`` threads released together; what each got."""
+    start = threading.Barrier(callers)
+    models: list[local_onnx.LoadedModel] = []
+
+    def first_use() -> None:
+        start.wait()
+        models.append(load())
+
+    threads = [threading.Thread(target=first_use) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return models
 
 
 SEARCHES = [
@@ -107,18 +127,8 @@ def test_the_query_model_is_derived_once_under_concurrent_first_use(monkeypatch)
         return real_derive(model_path)
 
     monkeypatch.setattr(local_onnx, "_dynamic_int8_session", counting_derive)
-    start = threading.Barrier(3)
-    models: list[local_onnx.LoadedModel] = []
 
-    def first_use() -> None:
-        start.wait()
-        models.append(local_onnx.load_query_model())
-
-    threads = [threading.Thread(target=first_use) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    models = _first_uses_at_once(local_onnx.load_query_model, 3)
 
     assert derivations == 1
     assert len(models) == 3
@@ -162,18 +172,8 @@ def test_model_loads_once_under_concurrent_first_use(monkeypatch):
         return real_load()
 
     monkeypatch.setattr(local_onnx, "_load", counting_load)
-    start = threading.Barrier(4)
-    models: list[local_onnx.LoadedModel] = []
 
-    def first_use() -> None:
-        start.wait()
-        models.append(local_onnx.load_model())
-
-    threads = [threading.Thread(target=first_use) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    models = _first_uses_at_once(local_onnx.load_model, 4)
 
     assert loads == 1
     assert len(models) == 4
