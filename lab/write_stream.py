@@ -71,6 +71,9 @@ class Write:
     token: str
     text: str
     memory_id: str = ""
+    #: How late the write left against its slot in the schedule (0 for the burst).
+    late_s: float = 0.0
+    sent_at: float = 0.0  # time.time() when the request left
     returned_at: float = 0.0  # time.time() when the response arrived
     keyword_found_at: float | None = None
     keyword_first_try: bool = False
@@ -147,7 +150,8 @@ def _stream(url: str, key: str, *, rate: float, count: int, check_every: int = 1
                 if delay > 0:
                     time.sleep(delay)
                 token = _token()
-                write = Write(token=token, text=_text(token, index))
+                write = Write(token=token, text=_text(token, index), late_s=max(0.0, -delay))
+                write.sent_at = time.time()
                 write.memory_id = client.write(write.text)
                 write.returned_at = time.time()
                 writes[index] = write
@@ -249,11 +253,19 @@ def run(*, url: str, rate: float, count: int, check_every: int = 1) -> dict[str,
             else None
         )
         elapsed = stream.finished_at - stream.started_at
+        sent = sorted(write.sent_at for write in stream.writes)
+        sending = sent[-1] - sent[0] if len(sent) > 1 else 0.0
+        late_s = [write.late_s for write in stream.writes]
         return {
             "url": url,
             "stream": {
                 "rate_requested": rate,
                 "writes": count,
+                # Writes sent per second, first send to last: the rate the server was offered.
+                "rate_sent": round((len(sent) - 1) / sending, 1) if sending > 0 else None,
+                "late_ms_p50": _ms(percentile(late_s, 0.5)),
+                "late_ms_p99": _ms(percentile(late_s, 0.99)),
+                # Writes completed per second, first send to last response: the rate it took.
                 "rate_achieved": round(count / elapsed, 1) if elapsed > 0 else None,
                 "keyword_checked": len(range(0, count, check_every)),
                 "keyword_findable": len(keyword_s),

