@@ -26,8 +26,13 @@ pids+=($!)
 # ENGRAM_WORKER_NICE lowers the worker's CPU priority beside the web tier: on a saturated
 # machine requests then go first and vectors land later (docs/configuration.md, "Sizing the
 # web tier", has the measured trade-off). 0, the default, gives them equal shares.
-nice -n "${ENGRAM_WORKER_NICE:-0}" \
-  $BIN/celery -A config worker --loglevel INFO --concurrency "${ENGRAM_WORKER_CONCURRENCY:-2}" &
+# Each worker process embeds on cores ÷ processes threads, as each web process does: more
+# threads than cores wait on each other under load (docs/configuration.md, "Sizing the worker").
+WORKER_PROCESSES="${ENGRAM_WORKER_CONCURRENCY:-2}"
+WORKER_EMBEDDING_THREADS=$(( $(nproc) / WORKER_PROCESSES ))
+ENGRAM_LOCAL_EMBEDDING_THREADS="${ENGRAM_LOCAL_EMBEDDING_THREADS:-$(( WORKER_EMBEDDING_THREADS > 0 ? WORKER_EMBEDDING_THREADS : 1 ))}" \
+  nice -n "${ENGRAM_WORKER_NICE:-0}" \
+  $BIN/celery -A config worker --loglevel INFO --concurrency "$WORKER_PROCESSES" &
 pids+=($!)
 $BIN/celery -A config beat --loglevel INFO &
 pids+=($!)

@@ -204,6 +204,11 @@ class LocalStack:
             "web",
             [python, "-m", "gunicorn", "config.wsgi:application", "-c", "config/gunicorn.py"],
         )
+        # Each worker process embeds on cores ÷ processes threads, as each web process does
+        # (config/gunicorn.py); an explicit ENGRAM_LOCAL_EMBEDDING_THREADS wins.
+        embedding_threads = os.environ.get("ENGRAM_LOCAL_EMBEDDING_THREADS") or str(
+            max(1, len(os.sched_getaffinity(0)) // self.config.worker_processes)
+        )
         self._spawn(
             "worker",
             [
@@ -218,6 +223,7 @@ class LocalStack:
                 "--loglevel",
                 "INFO",
             ],
+            extra_env={"ENGRAM_LOCAL_EMBEDDING_THREADS": embedding_threads},
         )
         self._spawn("beat", [python, "-m", "celery", "-A", "config", "beat", "--loglevel", "INFO"])
         self._wait_for(self._ready, "the web tier (/readyz)", 120)
@@ -229,7 +235,9 @@ class LocalStack:
         except OSError:
             return False
 
-    def _spawn(self, name: str, argv: Sequence[str]) -> None:
+    def _spawn(
+        self, name: str, argv: Sequence[str], extra_env: dict[str, str] | None = None
+    ) -> None:
         output: IO[bytes] | None = None
         if self.config.log_dir is not None:
             self.config.log_dir.mkdir(parents=True, exist_ok=True)
@@ -238,7 +246,7 @@ class LocalStack:
         # Its own session, so the stack decides who gets a signal, and in what order.
         self.processes[name] = subprocess.Popen(  # noqa: S603 - fixed argv built here
             list(argv),
-            env=self.env(),
+            env={**self.env(), **(extra_env or {})},
             cwd=ROOT,
             stdout=output,
             stderr=subprocess.STDOUT if output is not None else None,

@@ -37,16 +37,19 @@ def test_a_stream_and_a_burst_are_measured_and_their_tenant_removed(
     live_server, embedding_worker, monkeypatch
 ):
     monkeypatch.setattr(write_stream, "SEARCHABLE_TIMEOUT_S", 30.0)
+    monkeypatch.setattr(write_stream, "WRITES_PER_SUBJECT", 5)  # three agents a phase
 
     report = write_stream.run(url=live_server.url, rate=40, count=12, check_every=3)
 
     stream, burst = report["stream"], report["burst"]
     assert stream["writes"] == 12
+    assert stream["agents"] == burst["agents"] == 3
     assert stream["keyword_checked"] == stream["keyword_findable"] == 4  # writes 0, 3, 6, 9
     assert stream["embedded"] == 12
-    assert stream["semantic_found"] == 12
+    assert stream["semantic_found"] == 12  # each looked up with its own agent's key
     assert stream["rate_sent"] > 0
     assert stream["late_ms_p99"] >= stream["late_ms_p50"] >= 0
+    assert stream["write_ms_p99"] >= stream["write_ms_p50"] > 0
     assert stream["embedded_ms_max"] >= stream["embedded_ms_p99"] >= stream["embedded_ms_p50"]
     assert burst["writes"] == burst["embedded"] == 12
     assert burst["last_keyword_findable_on_return"] is True

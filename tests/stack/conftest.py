@@ -81,7 +81,8 @@ def running_stack() -> Iterator[RunningStack]:
                 "ENGRAM_MEMORY_WRITE_RATE_WINDOW_SECONDS": "86400",
                 # A paused standby still serves (the tests prove it is the one answering).
                 "ENGRAM_HEAVY_READ_MAX_LAG_SECONDS": "3600",
-                "ENGRAM_MEMORY_GRADUATION_RECALL_THRESHOLD": "2",
+                # A memory's recalls count once per cooldown (an hour): one is all a test has.
+                "ENGRAM_MEMORY_GRADUATION_RECALL_THRESHOLD": "1",
                 "ENGRAM_WEB_ACCESS_LOG": str(root / "logs" / "access.log"),
             },
         )
