@@ -270,6 +270,12 @@ def run(*, url: str, rate: float, count: int, check_every: int = 1) -> dict[str,
             for write in stream.writes
             if write.memory_id in embedded
         ]
+        # The same, counted from when the client sent the write: its answer's wait included.
+        embed_from_sent_s = [
+            embedded[write.memory_id] - write.sent_at
+            for write in stream.writes
+            if write.memory_id in embedded
+        ]
         checker = _Agents(url, stream_keys)
         try:
             semantic_found = sum(
@@ -315,6 +321,8 @@ def run(*, url: str, rate: float, count: int, check_every: int = 1) -> dict[str,
                 "embedded_ms_p50": _ms(percentile(embed_s, 0.5)),
                 "embedded_ms_p99": _ms(percentile(embed_s, 0.99)),
                 "embedded_ms_max": _ms(max(embed_s) if embed_s else None),
+                "embedded_from_sent_ms_p50": _ms(percentile(embed_from_sent_s, 0.5)),
+                "embedded_from_sent_ms_p99": _ms(percentile(embed_from_sent_s, 0.99)),
                 "semantic_found": semantic_found,
             },
             "burst": {

@@ -51,6 +51,7 @@ def test_a_stream_and_a_burst_are_measured_and_their_tenant_removed(
     assert stream["late_ms_p99"] >= stream["late_ms_p50"] >= 0
     assert stream["write_ms_p99"] >= stream["write_ms_p50"] > 0
     assert stream["embedded_ms_max"] >= stream["embedded_ms_p99"] >= stream["embedded_ms_p50"]
+    assert stream["embedded_from_sent_ms_p50"] > stream["embedded_ms_p50"]  # the answer's wait
     assert burst["writes"] == burst["embedded"] == 12
     assert burst["last_keyword_findable_on_return"] is True
     assert burst["all_embedded_s_after_last_write"] is not None
