@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 
@@ -246,3 +247,12 @@ def test_a_model_that_fails_to_load_at_worker_start_leaves_the_process_running(
     worker_process_init.send(sender=None)  # logs, does not raise
 
     assert local_onnx._model is None
+
+
+def test_deriving_the_query_model_logs_one_line_not_the_quantisers_notes(monkeypatch, caplog):
+    monkeypatch.setattr(local_onnx, "_query_model", None)
+
+    with caplog.at_level(logging.DEBUG):
+        local_onnx.load_query_model()
+
+    assert [record.getMessage()[:26] for record in caplog.records] == ["local query model derived "]

