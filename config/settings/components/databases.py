@@ -41,7 +41,14 @@ def _with_timeout(
 ) -> dict[str, Any]:
     options = {**config.get("OPTIONS", {}), **connection_options}
     options["options"] = f"-c statement_timeout={timeout_ms} {extra}".strip()
-    return {**config, "OPTIONS": options, "CONN_MAX_AGE": CONN_MAX_AGE, "CONN_HEALTH_CHECKS": True}
+    return {
+        **config,
+        # Django's PostgreSQL backend with a health check that needs no round trip.
+        "ENGINE": "apps.core.db.postgresql",
+        "OPTIONS": options,
+        "CONN_MAX_AGE": CONN_MAX_AGE,
+        "CONN_HEALTH_CHECKS": True,
+    }
 
 
 if env.str("DATABASE_URL", default=""):
@@ -54,7 +61,7 @@ else:
     _database_name = env.str("ENGRAM_EMBEDDED_DATABASE", default="engram")
     _server = ensure_embedded_postgres(EMBEDDED_POSTGRES_DIR, database=_database_name)
     _default = {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": "apps.core.db.postgresql",
         "NAME": _database_name,
         "USER": _server.user,
         "PASSWORD": "",
