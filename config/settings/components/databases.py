@@ -60,8 +60,8 @@ else:
     EMBEDDED_POSTGRES_DIR = data_dir() / "pg"
     _database_name = env.str("ENGRAM_EMBEDDED_DATABASE", default="engram")
     _server = ensure_embedded_postgres(EMBEDDED_POSTGRES_DIR, database=_database_name)
+    # The engine is set for every alias in _with_timeout.
     _default = {
-        "ENGINE": "apps.core.db.postgresql",
         "NAME": _database_name,
         "USER": _server.user,
         "PASSWORD": "",
