@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+import os
 import statistics
 import threading
 import time
@@ -19,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+from django.db import connection
 
 from apps.memory.models import Memory
 from apps.memory.services import MemoryDraft, memory_create_many, memory_drain_embeddings
@@ -43,6 +46,12 @@ MIXED_WRITE_EVERY = 4
 # a pause for it to go idle before the clock starts.
 SEED_SETTLE_TIMEOUT_SECONDS = 60.0
 SEED_SETTLE_SECONDS = 1.0
+
+
+# What the tenant's removal leaves dead, vacuumed before load_bench returns: otherwise the
+# autovacuum of one run (an HNSW index vacuum is seconds of CPU) lands inside the next.
+VACUUMED_AFTER_REMOVAL = ("memory_memory", "memory_search_term")
+PROC_STAT = "/proc/stat"
 
 
 class LoadBenchRefused(Exception):
@@ -151,10 +160,56 @@ def _embed_seed(*, tenant: Tenant, settle_seconds: float) -> None:
 
 
 def remove(*, tenant: Tenant) -> int:
-    """Delete the load tenant; every tenant-owned row cascades with it."""
+    """Delete the load tenant (every tenant-owned row cascades with it) and vacuum the tables
+    it filled most."""
     memories = Memory.objects.filter(tenant=tenant).count()
     Tenant.objects.filter(pk=tenant.pk).delete()
+    with connection.cursor() as cursor:
+        for table in VACUUMED_AFTER_REMOVAL:
+            cursor.execute(f"VACUUM {connection.ops.quote_name(table)}")
     return memories
+
+
+@dataclass(frozen=True)
+class MachineTimes:
+    """The machine's CPU time (all cores, every process) from the kernel's counters, in
+    clock ticks: the server, Postgres, the worker and this load generator share these cores,
+    so CPU per request is what bounds requests/s, and it moves less with the machine's
+    load than the rate does."""
+
+    busy: int
+    steal: int
+    total: int
+
+    @classmethod
+    def read(cls) -> MachineTimes | None:
+        try:
+            with open(PROC_STAT, encoding="ascii") as stat:
+                fields = [int(value) for value in stat.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None  # not Linux: the figures are left out
+        # user nice system idle iowait irq softirq steal (guest time is inside user)
+        idle, iowait, steal = fields[3], fields[4], fields[7] if len(fields) > 7 else 0
+        total = sum(fields[:8])
+        return cls(busy=total - idle - iowait - steal, steal=steal, total=total)
+
+
+def machine_cpu(
+    before: MachineTimes | None, after: MachineTimes | None, *, requests: int
+) -> dict[str, Any] | None:
+    """Busy and stolen shares of the machine's cores over the run, and busy CPU per request."""
+    if before is None or after is None or after.total <= before.total:
+        return None
+    ticks_per_second = os.sysconf("SC_CLK_TCK")
+    busy = after.busy - before.busy
+    total = after.total - before.total
+    return {
+        "busy_share": round(busy / total, 3),
+        "steal_share": round((after.steal - before.steal) / total, 3),
+        "cpu_ms_per_request": round(1000 * busy / ticks_per_second / requests, 2)
+        if requests
+        else None,
+    }
 
 
 def _operations(plan: LoadPlan) -> Callable[[int], str]:
@@ -201,15 +256,18 @@ def run(*, plan: LoadPlan, agents: Sequence[Agent]) -> dict[str, Any]:
             http.close()
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(plan.clients)]
+    machine_before = MachineTimes.read()
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     seconds = time.perf_counter() - started
+    requests = sum(len(op.latencies_ms) for op in stats.values())
     return {
         "seconds": round(seconds, 2),
         "operations": {name: op.summary(seconds) for name, op in stats.items() if op.latencies_ms},
+        "machine": machine_cpu(machine_before, MachineTimes.read(), requests=requests),
     }
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from django.db import connection
 
 from apps.memory.models import Memory
 from apps.tenancy.models import Tenant
@@ -59,6 +62,33 @@ def test_a_mixed_run_counts_every_request_and_removes_its_tenant(live_server):
     assert operations["write"]["errors"] == 0
     assert operations["write"]["statuses"] == {"201": 5}
 
+    machine = report["machine"]
+    assert 0 < machine["busy_share"] <= 1
+    assert 0 <= machine["steal_share"] < 1
+    assert machine["cpu_ms_per_request"] > 0
+
+    vacuums_before = _vacuum_count("memory_memory")
     assert load_bench.remove(tenant=tenant) == 15
+    assert _vacuum_count("memory_memory") == vacuums_before + 1
     assert Tenant.objects.filter(pk=tenant.pk).count() == 0
     assert Memory.objects.filter(tenant_id=tenant.pk).count() == 0
+
+
+def _vacuum_count(table: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = %s", [table])
+        (count,) = cursor.fetchone()
+    return int(count)
+
+
+def test_machine_cpu_is_busy_time_over_the_run_per_request(monkeypatch):
+    monkeypatch.setattr(os, "sysconf", lambda name: 100)  # clock ticks per second
+    before = load_bench.MachineTimes(busy=1_000, steal=10, total=5_000)
+    after = load_bench.MachineTimes(busy=1_300, steal=30, total=5_400)
+
+    figures = load_bench.machine_cpu(before, after, requests=150)
+
+    # 300 busy ticks of 400 on the clock; 3 CPU-seconds over 150 requests.
+    assert figures == {"busy_share": 0.75, "steal_share": 0.05, "cpu_ms_per_request": 20.0}
+    assert load_bench.machine_cpu(before, None, requests=150) is None
+    assert load_bench.machine_cpu(before, after, requests=0)["cpu_ms_per_request"] is None

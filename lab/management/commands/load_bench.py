@@ -95,5 +95,11 @@ def _human(report: dict[str, Any]) -> str:
             f"p95 {figures['p95_ms']} ms  p99 {figures['p99_ms']} ms  "
             f"errors {figures['errors']}  statuses {figures['statuses']}"
         )
+    machine = report.get("machine")
+    if machine:
+        lines.append(
+            f"  machine: {machine['busy_share']:.0%} busy, {machine['steal_share']:.0%} stolen, "
+            f"{machine['cpu_ms_per_request']} ms of CPU per request (every process)"
+        )
     lines.append(f"  removed the load tenant ({report['memories_removed']:,} memories)")
     return "\n".join(lines)
