@@ -24,7 +24,14 @@ CONN_MAX_AGE = env.int("ENGRAM_DB_CONN_MAX_AGE", default=60)
 # until the extension loads in the session, then validates it (an unknown value warns and
 # falls back to off; a server without pgvector 0.8 ignores it).
 # https://github.com/pgvector/pgvector#iterative-index-scans
-HEAVY_READ_SESSION_OPTIONS = "-c hnsw.iterative_scan=relaxed_order"
+# Prepared statements (below) run on generic plans. A custom plan is made for the values, and
+# for a tenant or agent newer than the last ANALYZE the statistics say "hardly any rows", so
+# the planner read the subject through the bare tenant index and joined by re-scanning it:
+# recall took 20-50 ms of CPU instead of ~15 (docs/benchmarks.md, "Throughput"). Postgres
+# keeps such plans when left to choose, since their estimated cost is the lower one.
+HEAVY_READ_SESSION_OPTIONS = (
+    "-c hnsw.iterative_scan=relaxed_order -c plan_cache_mode=force_generic_plan"
+)
 
 # Recall's statements run on server-bound cursors (apps/core/db/cursors.py); psycopg prepares
 # one once it has run this many times on a connection, so later runs skip parsing and

@@ -1,0 +1,58 @@
+"""Recall's prepared statements on the heavy-read connection run on generic plans.
+
+A custom plan is made for the parameters' values, and for a tenant or agent newer than the
+table's last ANALYZE the statistics say "hardly any rows": the planner then reads the
+subject through the bare tenant index and joins by re-scanning it, 15-25× the work of the
+generic plan (docs/benchmarks.md, "Throughput"). Left to choose, Postgres keeps such custom
+plans, because their estimated cost is the lower one.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connections
+
+from apps.core.db.routers import HEAVY_READ
+from apps.memory.selectors import memory_recall
+from tests.memory.factories import memory_row
+from tests.tenancy.factories import TenantFactory
+
+RUNS = 4
+
+
+@pytest.fixture
+def prepared_on_second_run():
+    """Let psycopg prepare on the heavy-read connection as the settings do in every process."""
+    connection = connections[HEAVY_READ]
+    connection.ensure_connection()
+    raw = connection.connection
+    before = raw.prepare_threshold
+    raw.prepare_threshold = 1
+    yield connection
+    raw.prepare_threshold = before
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
+def test_recall_statements_run_on_generic_plans_once_prepared(prepared_on_second_run):
+    tenant = TenantFactory.create()
+    for number in range(6):
+        memory_row(tenant, "agent-a", f"the deploy pipeline note {number} runs on fridays")
+
+    for run in range(RUNS):
+        result = memory_recall(
+            tenant=tenant, subject_id="agent-a", query=f"deploy pipeline {run}", mode="hybrid"
+        )
+        assert len(result.results) == 6
+
+    with prepared_on_second_run.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE %s",
+            ["%memory_memory%"],
+        )
+        prepared = cursor.fetchall()
+
+    assert prepared, "recall prepared none of its statements"
+    for statement, generic_plans, custom_plans in prepared:
+        assert custom_plans == 0, statement
+        assert generic_plans >= 1, statement
