@@ -74,6 +74,12 @@ class Memory(TenantScopedModel):
     """A durable fact an agent recalls by meaning. Superseded, never edited in place."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Indexed only as the first column of every index below, not alone. For a tenant newer
+    # than the table's last ANALYZE the planner expects hardly any rows, and a bare tenant
+    # index (the smallest) won: the write's quota count read all of the tenant's agents'
+    # rows to count one agent's (3.3 ms instead of ~0.1), ~20 % of a write's CPU under load
+    # (docs/benchmarks.md, "Throughput").
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     text = models.TextField()
     # Optional retrieval context (neighbouring turns, a date, a title): keyword-indexed with
