@@ -40,6 +40,8 @@ class SessionMemory(TenantScopedModel):
     # The bigserial primary key doubles as the ordering tiebreak, so two turns appended in
     # the same microsecond still have one total order.
     seq = models.BigAutoField(primary_key=True)
+    # Indexed only as the first column of the scope index, not alone, as on Memory (below).
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     session_id = models.CharField(max_length=SESSION_ID_MAX_LENGTH)
     role = models.CharField(max_length=16, choices=SessionRole.choices)

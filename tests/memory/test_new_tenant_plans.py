@@ -1,8 +1,8 @@
-"""A tenant newer than the table's statistics still has its agent's rows read by agent.
+"""A tenant newer than the tables' statistics still has its agent's rows read by agent.
 
 Until the next ANALYZE the planner expects hardly any rows for a new tenant. With an index on
-``tenant_id`` alone it read every row of the tenant (all its agents) to count one agent's live
-memories before each write (migration 0021).
+``tenant_id`` alone it read every row of the tenant (all its agents) to find one agent's: to
+count its live memories before each write, to read back a session (migration 0021).
 """
 
 from __future__ import annotations
@@ -15,55 +15,96 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.memory.services import MemoryDraft, memory_create_many
+from apps.memory.selectors import session_history
+from apps.memory.services import (
+    MemoryDraft,
+    SessionTurnDraft,
+    memory_create_many,
+    session_append_many,
+)
 from tests.tenancy.factories import TenantFactory
 
 pytestmark = pytest.mark.django_db
 
 AGENTS = ("agent-a", "agent-b", "agent-c")
 ROWS_PER_AGENT = 150
+TTL_SECONDS = 3_600
 
 
-def _scans(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    if plan.get("Relation Name") == "memory_memory":
+def _scans(plan: dict[str, Any], table: str) -> Iterator[dict[str, Any]]:
+    if plan.get("Relation Name") == table:
         yield plan
     for child in plan.get("Plans", ()):
-        yield from _scans(child)
+        yield from _scans(child, table)
 
 
-def _rows_read_from_memories(sql: str) -> int:
+def _rows_read(sql: str, table: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
         (document,) = cursor.fetchone()
     plan = (json.loads(document) if isinstance(document, str) else document)[0]["Plan"]
-    return sum(scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) for scan in _scans(plan))
+    return sum(
+        scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) for scan in _scans(plan, table)
+    )
+
+
+def _new_tenant_after_analyze(write: Any) -> Any:
+    """A settled tenant's rows, ANALYZE, then a new tenant whose agents' rows it never saw."""
+    write(TenantFactory.create(), "settled-agent", 200)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memory_memory")
+        cursor.execute("ANALYZE memory_sessionmemory")
+    tenant = TenantFactory.create()
+    for agent in AGENTS:
+        write(tenant, agent, ROWS_PER_AGENT)
+    return tenant
+
+
+def _statements(captured: CaptureQueriesContext, table: str) -> list[str]:
+    return [
+        query["sql"]
+        for query in captured.captured_queries
+        if query["sql"].startswith("SELECT") and f'FROM "{table}"' in query["sql"]
+    ]
+
+
+def _memories(tenant: Any, agent: str, count: int) -> None:
+    memory_create_many(
+        tenant=tenant,
+        subject_id=agent,
+        drafts=[MemoryDraft(text=f"{agent} note {n}") for n in range(count)],
+    )
+
+
+def _turns(tenant: Any, agent: str, count: int) -> None:
+    session_append_many(
+        tenant=tenant,
+        subject_id=agent,
+        drafts=[
+            SessionTurnDraft(session_id="s1", content=f"{agent} turn {n}", ttl_seconds=TTL_SECONDS)
+            for n in range(count)
+        ],
+    )
 
 
 def test_a_new_tenants_quota_count_reads_only_the_agents_rows():
-    settled = TenantFactory.create()
-    memory_create_many(
-        tenant=settled,
-        subject_id="settled-agent",
-        drafts=[MemoryDraft(text=f"settled note {n}") for n in range(200)],
-    )
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memory_memory")
-    tenant = TenantFactory.create()
-    for agent in AGENTS:
-        memory_create_many(
-            tenant=tenant,
-            subject_id=agent,
-            drafts=[MemoryDraft(text=f"{agent} note {n}") for n in range(ROWS_PER_AGENT)],
-        )
+    tenant = _new_tenant_after_analyze(_memories)
 
     with CaptureQueriesContext(connection) as captured:
-        memory_create_many(
-            tenant=tenant, subject_id="agent-a", drafts=[MemoryDraft(text="one more")]
-        )
-    (count_sql,) = [
-        query["sql"]
-        for query in captured.captured_queries
-        if query["sql"].startswith("SELECT COUNT(*)") and "memory_memory" in query["sql"]
-    ]
+        _memories(tenant, "agent-a", 1)
+    (count,) = [sql for sql in _statements(captured, "memory_memory") if "COUNT(*)" in sql]
 
-    assert _rows_read_from_memories(count_sql) <= ROWS_PER_AGENT + 1
+    assert _rows_read(count, "memory_memory") <= ROWS_PER_AGENT + 1
+
+
+def test_a_new_tenants_session_reads_only_the_agents_turns():
+    tenant = _new_tenant_after_analyze(_turns)
+
+    with CaptureQueriesContext(connection) as captured:
+        page = session_history(tenant=tenant, subject_id="agent-a", session_id="s1")
+        assert len(page.results) == ROWS_PER_AGENT
+    statements = _statements(captured, "memory_sessionmemory")
+
+    assert statements
+    for sql in statements:
+        assert _rows_read(sql, "memory_sessionmemory") <= ROWS_PER_AGENT
