@@ -40,7 +40,7 @@ class SessionMemory(TenantScopedModel):
     # The bigserial primary key doubles as the ordering tiebreak, so two turns appended in
     # the same microsecond still have one total order.
     seq = models.BigAutoField(primary_key=True)
-    # Indexed only as the first column of the scope index, not alone, as on Memory (below).
+    # Indexed as the first column of the scope index, not alone, as on Memory (below).
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     session_id = models.CharField(max_length=SESSION_ID_MAX_LENGTH)
@@ -76,7 +76,7 @@ class Memory(TenantScopedModel):
     """A durable fact an agent recalls by meaning. Superseded, never edited in place."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    # Indexed only as the first column of every index below, not alone. For a tenant newer
+    # Indexed as the first column of the scope indexes below, not alone. For a tenant newer
     # than the table's last ANALYZE the planner expects hardly any rows, and a bare tenant
     # index (the smallest) won: the write's quota count read all of the tenant's agents'
     # rows to count one agent's (3.3 ms instead of ~0.1), ~20 % of a write's CPU under load
