@@ -309,6 +309,8 @@ class MemoryTombstone(TenantScopedModel):
     fact again). It holds no text: ``content_hash`` is ``embedding_content_hash(text)``.
     """
 
+    # Indexed as the first column of the unique constraint's index, not alone, as on Memory.
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     content_hash = models.CharField(max_length=64)
 

@@ -2,7 +2,8 @@
 
 Until the next ANALYZE the planner expects hardly any rows for a new tenant. With an index on
 ``tenant_id`` alone it read every row of the tenant (all its agents) to find one agent's: to
-count its live memories before each write, to read back a session (migration 0021).
+count its live memories before each write, to read back a session, to clear a forgotten
+text's tombstone on each write (migrations 0021 and 0022).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from apps.memory.services import (
     memory_create_many,
     session_append_many,
 )
+from apps.memory.services.tombstones import tombstone_record
+from apps.providers.embeddings import embedding_content_hash
 from tests.tenancy.factories import TenantFactory
 
 pytestmark = pytest.mark.django_db
@@ -52,8 +55,8 @@ def _new_tenant_after_analyze(write: Any) -> Any:
     """A settled tenant's rows, ANALYZE, then a new tenant whose agents' rows it never saw."""
     write(TenantFactory.create(), "settled-agent", 200)
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memory_memory")
-        cursor.execute("ANALYZE memory_sessionmemory")
+        for table in ("memory_memory", "memory_sessionmemory", "memory_memorytombstone"):
+            cursor.execute(f"ANALYZE {table}")
     tenant = TenantFactory.create()
     for agent in AGENTS:
         write(tenant, agent, ROWS_PER_AGENT)
@@ -64,7 +67,7 @@ def _statements(captured: CaptureQueriesContext, table: str) -> list[str]:
     return [
         query["sql"]
         for query in captured.captured_queries
-        if query["sql"].startswith("SELECT") and f'FROM "{table}"' in query["sql"]
+        if query["sql"].startswith(("SELECT", "DELETE")) and f'FROM "{table}"' in query["sql"]
     ]
 
 
@@ -84,6 +87,14 @@ def _turns(tenant: Any, agent: str, count: int) -> None:
             SessionTurnDraft(session_id="s1", content=f"{agent} turn {n}", ttl_seconds=TTL_SECONDS)
             for n in range(count)
         ],
+    )
+
+
+def _tombstones(tenant: Any, agent: str, count: int) -> None:
+    tombstone_record(
+        tenant=tenant,
+        subject_id=agent,
+        content_hashes=[embedding_content_hash(f"{agent} forgot {n}") for n in range(count)],
     )
 
 
@@ -108,3 +119,14 @@ def test_a_new_tenants_session_reads_only_the_agents_turns():
     assert statements
     for sql in statements:
         assert _rows_read(sql, "memory_sessionmemory") <= ROWS_PER_AGENT
+
+
+def test_a_new_tenants_write_clears_only_the_agents_tombstones():
+    tenant = _new_tenant_after_analyze(_tombstones)
+
+    with CaptureQueriesContext(connection) as captured:
+        _memories(tenant, "agent-a", 1)
+    (clear,) = _statements(captured, "memory_memorytombstone")
+
+    assert clear.startswith("DELETE")
+    assert _rows_read(clear, "memory_memorytombstone") <= 1
