@@ -1,15 +1,13 @@
-import django.db.models.deletion
-from django.db import migrations, models
+from django.db import migrations
+
+from apps.memory.migrations._tenant_index import drop_tenant_index
 
 
 class Migration(migrations.Migration):
     """Drop the indexes on tenant_id alone of memories and session turns: every other index on
     those tables that a tenant's reads use starts with it, and for a tenant newer than the last
     ANALYZE the planner chose the bare one (the smallest) and read all of the tenant's rows to
-    find one agent's (apps/memory/models.py).
-
-    Only the index goes. Django's own AlterField would also drop and re-add the foreign key,
-    which re-checks every row of the table under lock."""
+    find one agent's (apps/memory/models.py)."""
 
     dependencies = [
         ("memory", "0020_memory_search_term"),
@@ -17,52 +15,12 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.SeparateDatabaseAndState(
-            state_operations=[
-                migrations.AlterField(
-                    model_name="memory",
-                    name="tenant",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="tenancy.tenant",
-                    ),
-                ),
-            ],
-            database_operations=[
-                migrations.RunSQL(
-                    "DROP INDEX IF EXISTS memory_memory_tenant_id_35daa9fd",
-                    reverse_sql=(
-                        "CREATE INDEX IF NOT EXISTS memory_memory_tenant_id_35daa9fd"
-                        " ON memory_memory (tenant_id)"
-                    ),
-                    hints={"target_db": "default"},
-                ),
-            ],
+        drop_tenant_index(
+            model_name="memory", table="memory_memory", index="memory_memory_tenant_id_35daa9fd"
         ),
-        migrations.SeparateDatabaseAndState(
-            state_operations=[
-                migrations.AlterField(
-                    model_name="sessionmemory",
-                    name="tenant",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="tenancy.tenant",
-                    ),
-                ),
-            ],
-            database_operations=[
-                migrations.RunSQL(
-                    "DROP INDEX IF EXISTS memory_sessionmemory_tenant_id_18c3b3c2",
-                    reverse_sql=(
-                        "CREATE INDEX IF NOT EXISTS memory_sessionmemory_tenant_id_18c3b3c2"
-                        " ON memory_sessionmemory (tenant_id)"
-                    ),
-                    hints={"target_db": "default"},
-                ),
-            ],
+        drop_tenant_index(
+            model_name="sessionmemory",
+            table="memory_sessionmemory",
+            index="memory_sessionmemory_tenant_id_18c3b3c2",
         ),
     ]

@@ -1,5 +1,6 @@
-import django.db.models.deletion
-from django.db import migrations, models
+from django.db import migrations
+
+from apps.memory.migrations._tenant_index import drop_tenant_index
 
 
 class Migration(migrations.Migration):
@@ -10,28 +11,9 @@ class Migration(migrations.Migration):
     dependencies = [("memory", "0021_tenant_not_indexed_alone")]
 
     operations = [
-        migrations.SeparateDatabaseAndState(
-            state_operations=[
-                migrations.AlterField(
-                    model_name="memorytombstone",
-                    name="tenant",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="tenancy.tenant",
-                    ),
-                ),
-            ],
-            database_operations=[
-                migrations.RunSQL(
-                    "DROP INDEX IF EXISTS memory_memorytombstone_tenant_id_e465020c",
-                    reverse_sql=(
-                        "CREATE INDEX IF NOT EXISTS memory_memorytombstone_tenant_id_e465020c"
-                        " ON memory_memorytombstone (tenant_id)"
-                    ),
-                    hints={"target_db": "default"},
-                ),
-            ],
+        drop_tenant_index(
+            model_name="memorytombstone",
+            table="memory_memorytombstone",
+            index="memory_memorytombstone_tenant_id_e465020c",
         ),
     ]

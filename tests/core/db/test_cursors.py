@@ -11,17 +11,14 @@ from django.test.utils import CaptureQueriesContext
 from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
 from apps.core.vectors import VectorParam, vector_literal
+from tests.core.db.conftest import preparing_on_second_run
 
 
 @pytest.fixture
 def prepared_on_second_run():
     """Let psycopg prepare on this connection as the heavy-read repo's settings do."""
-    connection.ensure_connection()
-    raw = connection.connection
-    before = raw.prepare_threshold
-    raw.prepare_threshold = 1
-    yield raw
-    raw.prepare_threshold = before
+    with preparing_on_second_run(PRIMARY) as primary:
+        yield primary
 
 
 @pytest.mark.django_db

@@ -10,10 +10,10 @@ plans, because their estimated cost is the lower one.
 from __future__ import annotations
 
 import pytest
-from django.db import connections
 
 from apps.core.db.routers import HEAVY_READ
 from apps.memory.selectors import memory_recall
+from tests.core.db.conftest import preparing_on_second_run
 from tests.memory.factories import memory_row
 from tests.tenancy.factories import TenantFactory
 
@@ -22,14 +22,8 @@ RUNS = 4
 
 @pytest.fixture
 def prepared_on_second_run():
-    """Let psycopg prepare on the heavy-read connection as the settings do in every process."""
-    connection = connections[HEAVY_READ]
-    connection.ensure_connection()
-    raw = connection.connection
-    before = raw.prepare_threshold
-    raw.prepare_threshold = 1
-    yield connection
-    raw.prepare_threshold = before
+    with preparing_on_second_run(HEAVY_READ) as heavy_read:
+        yield heavy_read
 
 
 @pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
