@@ -48,8 +48,12 @@ def test_bounds_are_enforced(_case, changes):
 
 @pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
 def test_a_mixed_run_counts_every_request_and_removes_its_tenant(live_server):
+    analyses_before = {table: _stat(table, "analyze_count") for table in load_bench.SEEDED_TABLES}
     tenant, agents = load_bench.seed(agents=2, memories_per_agent=5, settle_seconds=0)
     assert Memory.objects.filter(tenant=tenant, embedding__isnull=False).count() == 10
+    # The seeded tables' statistics are fresh before the clock starts.
+    for table, before in analyses_before.items():
+        assert _stat(table, "analyze_count") == before + 1, table
 
     plan = load_bench.LoadPlan(
         url=live_server.url, clients=2, seconds=60, mix="mixed", max_requests=20
@@ -67,16 +71,20 @@ def test_a_mixed_run_counts_every_request_and_removes_its_tenant(live_server):
     assert 0 <= machine["steal_share"] < 1
     assert machine["cpu_ms_per_request"] > 0
 
-    vacuums_before = _vacuum_count("memory_memory")
+    vacuums_before = _stat("memory_memory", "vacuum_count")
     assert load_bench.remove(tenant=tenant) == 15
-    assert _vacuum_count("memory_memory") == vacuums_before + 1
+    assert _stat("memory_memory", "vacuum_count") == vacuums_before + 1
     assert Tenant.objects.filter(pk=tenant.pk).count() == 0
     assert Memory.objects.filter(tenant_id=tenant.pk).count() == 0
 
 
-def _vacuum_count(table: str) -> int:
+def _stat(table: str, counter: str) -> int:
+    """One of ``table``'s cumulative counters in ``pg_stat_user_tables`` (a trusted name)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = %s", [table])
+        cursor.execute(
+            f"SELECT {counter} FROM pg_stat_user_tables WHERE relname = %s",  # noqa: S608
+            [table],
+        )
         (count,) = cursor.fetchone()
     return int(count)
 
