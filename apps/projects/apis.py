@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.fields import LimitField, OffsetField
+from apps.core.api.fields import LimitField, OffsetField, TimestampField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.projects.models import (
     NAME_MAX_LENGTH,
@@ -44,8 +44,8 @@ class ProjectOutputSerializer(serializers.Serializer[Project]):
         help_text="Normalised: lowercase host/owner/repo (or bare owner/repo); blank if none."
     )
     status = serializers.ChoiceField(choices=ProjectStatus.choices)
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
+    created_at = TimestampField()
+    updated_at = TimestampField()
 
 
 # Envelopes exist for the schema only. `data: Any` because a field named `data` shadows

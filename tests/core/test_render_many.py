@@ -1,8 +1,10 @@
 """render_many: the process's one serializer per class renders exactly what DRF would."""
 
+import datetime
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.utils import timezone
 
 from apps.core.api.serializers import render_many
 from apps.memory.apis.common import MemoryOutputSerializer
@@ -40,3 +42,14 @@ def test_threads_sharing_the_renderer_each_get_their_own_rows(memories):
     for index, rows in enumerate(rendered):
         memory = memories[index % len(memories)]
         assert rows == [expected[str(memory.pk)]] * 20
+
+
+def test_timestamps_are_utc_whatever_zone_is_active(memories):
+    memory = memories[0]
+    memory.last_recalled_at = datetime.datetime(2026, 7, 1, 12, 30, tzinfo=datetime.UTC)
+
+    with timezone.override("Europe/Paris"):
+        (rendered,) = render_many(MemoryOutputSerializer, [memory])
+
+    assert rendered["last_recalled_at"] == "2026-07-01T12:30:00Z"
+    assert rendered["created_at"].endswith("Z")

@@ -11,7 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.fields import INT32_MAX, LimitField, OffsetField
+from apps.core.api.fields import INT32_MAX, LimitField, OffsetField, TimestampField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.knowledge.apis.fields import (
     ArticleCategoryField,
@@ -63,10 +63,10 @@ class ArticleSummaryOutputSerializer(serializers.Serializer[Article]):
     source_memory_id = serializers.UUIDField(allow_null=True)
     project_id = serializers.UUIDField(allow_null=True)
     version = serializers.IntegerField()
-    published_at = serializers.DateTimeField(allow_null=True)
+    published_at = TimestampField(allow_null=True)
     embedding_status = serializers.SerializerMethodField()
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
+    created_at = TimestampField()
+    updated_at = TimestampField()
 
     def get_embedding_status(self, article: Article) -> str:
         # `embedded_at` is written with the vector, so it answers without loading 384 floats.

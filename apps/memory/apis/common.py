@@ -7,6 +7,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
+from apps.core.api.fields import TimestampField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.memory.models import Memory
 from apps.tenancy.api_base import TenantApi
@@ -45,17 +46,17 @@ class MemoryOutputSerializer(serializers.Serializer[Any]):
     compiler = serializers.CharField(
         help_text="Promoted memories: the compiler that produced it (heuristic, openai/<model>…)."
     )
-    occurred_at = serializers.DateTimeField(
+    occurred_at = TimestampField(
         help_text="When it happened or was said: as written, else the write time; for a promoted "
         "memory the turn's time or the date the compiler resolved from it."
     )
     confidence = serializers.FloatField()
     superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
-    superseded_at = serializers.DateTimeField(allow_null=True)
+    superseded_at = TimestampField(allow_null=True)
     recall_count = serializers.IntegerField()
-    last_recalled_at = serializers.DateTimeField(allow_null=True)
+    last_recalled_at = TimestampField(allow_null=True)
     embedding_status = serializers.SerializerMethodField()
-    created_at = serializers.DateTimeField()
+    created_at = TimestampField()
 
     def get_embedding_status(self, memory: Memory) -> str:
         # `embedded_at` is set in the same UPDATE as the vector, so it is a faithful proxy
@@ -69,9 +70,9 @@ class SessionTurnOutputSerializer(serializers.Serializer[Any]):
     role = serializers.CharField()
     content = serializers.CharField()
     metadata = serializers.DictField()
-    expires_at = serializers.DateTimeField()
-    occurred_at = serializers.DateTimeField()
-    created_at = serializers.DateTimeField()
+    expires_at = TimestampField()
+    occurred_at = TimestampField()
+    created_at = TimestampField()
 
 
 class ListMetaSerializer(serializers.Serializer[dict[str, Any]]):

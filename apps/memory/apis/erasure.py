@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api.fields import TimestampField
 from apps.memory.apis.common import WRITE_ERRORS
 from apps.memory.exceptions import EraseSubjectForbidden, EraseSubjectRequired
 from apps.memory.models import SUBJECT_ID_MAX_LENGTH
@@ -36,7 +37,7 @@ class ErasureReceiptOutputSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.UUIDField(allow_null=True, help_text="null on a dry run (nothing stored).")
     scope = ErasureScopeOutputSerializer()
     requested_by = serializers.CharField()
-    created_at = serializers.DateTimeField(allow_null=True)
+    created_at = TimestampField(allow_null=True)
     counts = serializers.DictField(child=serializers.IntegerField())
     verified = serializers.BooleanField()
 

@@ -13,7 +13,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.fields import LimitField, MetadataField, OffsetField, ProjectIdField
+from apps.core.api.fields import (
+    LimitField,
+    MetadataField,
+    OffsetField,
+    ProjectIdField,
+    TimestampField,
+)
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.memory.apis.common import (
     WRITE_ERRORS,
@@ -73,7 +79,7 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
     supersedes = serializers.UUIDField(required=False, allow_null=True)
     # both tiers
-    occurred_at = serializers.DateTimeField(
+    occurred_at = TimestampField(
         required=False,
         help_text="ISO 8601: when it happened or was said (importing history with its real "
         "dates). Default: the time of the write.",
@@ -87,7 +93,7 @@ class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
     )
     content = serializers.CharField(required=False, trim_whitespace=False)
     role = serializers.ChoiceField(choices=SessionRole.values, required=False)
-    expires_at = serializers.DateTimeField(required=False)
+    expires_at = TimestampField(required=False)
     ttl_seconds = serializers.IntegerField(
         required=False, min_value=1, max_value=settings.SESSION_MAX_TTL_SECONDS
     )

@@ -210,22 +210,22 @@ def fuse(
     for rank, (pk, _score) in enumerate(keyword, start=1):
         ranks.setdefault(pk, {})["keyword"] = rank
     ceiling = sum(weights.values()) / (k + 1)
-
-    def fused(pk: uuid.UUID) -> float:
-        return sum(weights[leg] / (k + rank) for leg, rank in ranks[pk].items()) / ceiling
-
+    fused = {
+        pk: sum(weights[leg] / (k + rank) for leg, rank in legs.items()) / ceiling
+        for pk, legs in ranks.items()
+    }
     inf = float("inf")
     order = sorted(
         ranks,
         key=lambda pk: (
-            -fused(pk),
+            -fused[pk],
             ranks[pk].get("semantic", inf),
             ranks[pk].get("keyword", inf),
-            str(pk),
+            pk,
         ),
     )
     return [
-        Fused(pk=pk, score=round(fused(pk), 6), legs=frozenset(ranks[pk])) for pk in order[:limit]
+        Fused(pk=pk, score=round(fused[pk], 6), legs=frozenset(ranks[pk])) for pk in order[:limit]
     ]
 
 
