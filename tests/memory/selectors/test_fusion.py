@@ -37,4 +37,3 @@ def test_equal_scores_go_to_the_better_semantic_rank_then_by_id(settings):
 
     assert [hit.pk for hit in fused[0::2]] == semantic
     assert [hit.pk for hit in fused[1::2]] == keyword
-
