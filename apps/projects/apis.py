@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.fields import LimitField, OffsetField, TimestampField
+from apps.core.api.fields import InputSerializer, LimitField, OffsetField, TimestampField
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.projects.models import (
     NAME_MAX_LENGTH,
@@ -60,7 +60,7 @@ def _project_response(project: Project, *, status: int = 200) -> Response:
     return Response({"data": ProjectOutputSerializer(project).data, "meta": {}}, status=status)
 
 
-class ProjectListFilterSerializer(serializers.Serializer[dict[str, Any]]):
+class ProjectListFilterSerializer(InputSerializer):
     status = serializers.ChoiceField(choices=ProjectStatus.choices, required=False)
     limit = LimitField(default=LIST_DEFAULT_LIMIT, max_value=LIST_MAX_LIMIT)
     offset = OffsetField()
@@ -77,7 +77,7 @@ class ProjectListOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = ProjectListMetaSerializer()
 
 
-class ProjectCreateInputSerializer(serializers.Serializer[dict[str, Any]]):
+class ProjectCreateInputSerializer(InputSerializer):
     name = serializers.CharField(max_length=NAME_MAX_LENGTH)
     slug = serializers.SlugField(
         max_length=SLUG_MAX_LENGTH,
@@ -145,7 +145,7 @@ class ProjectListApi(TenantApi):
         return _project_response(project, status=201)
 
 
-class ProjectUpdateInputSerializer(serializers.Serializer[dict[str, Any]]):
+class ProjectUpdateInputSerializer(InputSerializer):
     name = serializers.CharField(max_length=NAME_MAX_LENGTH, required=False)
     slug = serializers.SlugField(max_length=SLUG_MAX_LENGTH, required=False)
     repo_url = serializers.CharField(
@@ -226,7 +226,7 @@ class ProjectDetailApi(TenantApi):
         return _project_response(project)
 
 
-class ProjectResolveQuerySerializer(serializers.Serializer[dict[str, Any]]):
+class ProjectResolveQuerySerializer(InputSerializer):
     slug = serializers.CharField(
         max_length=SLUG_MAX_LENGTH, required=False, allow_blank=True, help_text="Exact slug."
     )

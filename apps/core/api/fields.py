@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import datetime
 import json
 import uuid
@@ -157,7 +158,38 @@ class _Unchecked:
         self.value = value
 
 
-class CheckedInputSerializer(serializers.Serializer[dict[str, Any]]):
+DeclaredFields = dict[str, serializers.Field[Any, Any, Any, Any]]
+_FIELD_TEMPLATES: dict[type[serializers.BaseSerializer[Any]], DeclaredFields] = {}
+
+
+class InputSerializer(serializers.Serializer[dict[str, Any]]):
+    """A request body's or query string's serializer, whose fields are copied cheaply.
+
+    DRF deep-copies every declared field for every serializer it builds, which runs each
+    field's constructor again: for a memory write that was most of validating the body
+    (docs/benchmarks.md, "Throughput"). Here the declared fields are deep-copied once per
+    class, and each instance binds shallow copies of those, as it would bind DRF's own. A
+    shallow copy shares what the field built when it was constructed (validators, choices, a
+    list's child), which validation only reads; attributes set on it after binding are its
+    own. A nested serializer is deep-copied as before: it keeps state of its own.
+    """
+
+    @override
+    def get_fields(self) -> DeclaredFields:
+        templates = _FIELD_TEMPLATES.get(type(self))
+        if templates is None:
+            # Two first callers may each build one; either serves.
+            templates = copy.deepcopy(self._declared_fields)
+            _FIELD_TEMPLATES[type(self)] = templates
+        return {
+            name: copy.deepcopy(field)
+            if isinstance(field, serializers.BaseSerializer)
+            else copy.copy(field)
+            for name, field in templates.items()
+        }
+
+
+class CheckedInputSerializer(InputSerializer):
     """An input serializer whose checked fields run their app validators, in declaration
     order, after every other field has validated."""
 

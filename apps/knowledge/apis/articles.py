@@ -11,7 +11,13 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.fields import INT32_MAX, LimitField, OffsetField, TimestampField
+from apps.core.api.fields import (
+    INT32_MAX,
+    InputSerializer,
+    LimitField,
+    OffsetField,
+    TimestampField,
+)
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
 from apps.knowledge.apis.fields import (
     ArticleCategoryField,
@@ -129,7 +135,7 @@ class ArticlePublishOutputSerializer(serializers.Serializer[dict[str, Any]]):
 # ----------------------------------------------------------------------------- /articles
 
 
-class ArticleListFilterSerializer(serializers.Serializer[dict[str, Any]]):
+class ArticleListFilterSerializer(InputSerializer):
     status = ArticleStatusField(
         required=False, help_text="Curators may pass `archived` to list archived articles."
     )
@@ -143,7 +149,7 @@ class ArticleListFilterSerializer(serializers.Serializer[dict[str, Any]]):
     offset = OffsetField()
 
 
-class ArticleCreateInputSerializer(serializers.Serializer[dict[str, Any]]):
+class ArticleCreateInputSerializer(InputSerializer):
     title = serializers.CharField(max_length=TITLE_MAX_LENGTH)
     body = serializers.CharField(
         trim_whitespace=False, max_length=settings.KNOWLEDGE_BODY_MAX_CHARS, help_text="Markdown."
@@ -242,13 +248,13 @@ class ArticleListApi(TenantApi):
 # ----------------------------------------------------------------------------- /articles/{id}
 
 
-class ArticleOpenFilterSerializer(serializers.Serializer[dict[str, Any]]):
+class ArticleOpenFilterSerializer(InputSerializer):
     search_id = serializers.UUIDField(
         required=False, help_text="The search that surfaced the article, to attribute the open."
     )
 
 
-class ArticleUpdateInputSerializer(serializers.Serializer[dict[str, Any]]):
+class ArticleUpdateInputSerializer(InputSerializer):
     version = serializers.IntegerField(
         min_value=1, max_value=INT32_MAX, help_text="The version you read."
     )

@@ -13,6 +13,7 @@ from typing_extensions import override
 
 from apps.core.api.fields import (
     CheckedInputSerializer,
+    InputSerializer,
     LimitField,
     QueryTextField,
     SessionIdField,
@@ -173,7 +174,7 @@ class KnowledgeSearchApi(ReadByMeaningApi):
 # ----------------------------------------------------------------------------- /context
 
 
-class KnowledgeContextFilterSerializer(serializers.Serializer[dict[str, Any]]):
+class KnowledgeContextFilterSerializer(InputSerializer):
     query = serializers.CharField(
         required=False, default="", allow_blank=True, trim_whitespace=False
     )
@@ -245,7 +246,7 @@ class KnowledgeContextApi(TenantApi):
 # ----------------------------------------------------------------------------- /metrics
 
 
-class KnowledgeMetricsFilterSerializer(serializers.Serializer[dict[str, Any]]):
+class KnowledgeMetricsFilterSerializer(InputSerializer):
     window = MetricsWindowField(required=False, default="7d")
 
 

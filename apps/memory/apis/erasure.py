@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.core.api.fields import TimestampField
+from apps.core.api.fields import InputSerializer, TimestampField
 from apps.memory.apis.common import WRITE_ERRORS
 from apps.memory.exceptions import EraseSubjectForbidden, EraseSubjectRequired
 from apps.memory.models import SUBJECT_ID_MAX_LENGTH
@@ -17,7 +17,7 @@ from apps.memory.services.erasure import erase_subject
 from apps.tenancy.api_base import TenantApi, idempotent
 
 
-class MemoryEraseInputSerializer(serializers.Serializer[dict[str, Any]]):
+class MemoryEraseInputSerializer(InputSerializer):
     subject_id = serializers.CharField(
         required=False,
         max_length=SUBJECT_ID_MAX_LENGTH,

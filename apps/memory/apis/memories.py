@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from typing_extensions import override
 
 from apps.core.api.fields import (
+    InputSerializer,
     LimitField,
     MetadataField,
     OffsetField,
@@ -53,7 +54,7 @@ class MemoryWriteOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = serializers.DictField()
 
 
-class MemoryWriteInputSerializer(serializers.Serializer[dict[str, Any]]):
+class MemoryWriteInputSerializer(InputSerializer):
     """One write. ``tier`` picks the fields that apply; scope fields in a body are ignored."""
 
     tier = serializers.ChoiceField(
@@ -140,7 +141,7 @@ def session_turn_validate(
         )
 
 
-class MemoryBatchInputSerializer(serializers.Serializer[dict[str, Any]]):
+class MemoryBatchInputSerializer(InputSerializer):
     items = MemoryWriteInputSerializer(many=True, allow_empty=False)
 
     def validate_items(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -155,7 +156,7 @@ class MemoryBatchInputSerializer(serializers.Serializer[dict[str, Any]]):
         return items
 
 
-class MemoryListFilterSerializer(serializers.Serializer[dict[str, Any]]):
+class MemoryListFilterSerializer(InputSerializer):
     project_id = serializers.UUIDField(required=False)
     source = serializers.ChoiceField(  # type: ignore[assignment] # shadows Field.source
         choices=MemorySource.values, required=False

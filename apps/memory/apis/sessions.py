@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.core.api.fields import LimitField, OffsetField
+from apps.core.api.fields import InputSerializer, LimitField, OffsetField
 from apps.core.api.serializers import COMMON_ERRORS
 from apps.memory.apis.common import (
     WRITE_ERRORS,
@@ -41,7 +41,7 @@ class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = ListMetaSerializer()
 
 
-class SessionHistoryFilterSerializer(serializers.Serializer[dict[str, Any]]):
+class SessionHistoryFilterSerializer(InputSerializer):
     limit = LimitField(default=200, max_value=1000)
     offset = OffsetField()
 
@@ -61,7 +61,7 @@ class SessionTurnDeleteOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = serializers.DictField()
 
 
-class SessionTurnCreateInputSerializer(serializers.Serializer[dict[str, Any]]):
+class SessionTurnCreateInputSerializer(InputSerializer):
     """One turn for the session the URL names: the turn fields of a tier=session write, with
     the same rules and error codes. A session_id, tier or scope field in the body is ignored."""
 
