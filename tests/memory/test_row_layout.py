@@ -1,9 +1,12 @@
-"""A memory's search vector stays in its heap row, so the keyword leg reads no TOAST."""
+"""A memory's heap row: its search vector stays in it, so the keyword leg reads no TOAST, and a
+recall bump rewrites it in place."""
 
 import pytest
 from django.db import connection
 
+from apps.memory.recall_bump import bump_recall_counts
 from apps.memory.services import MemoryDraft, memory_create_many, memory_embed_pending
+from tests.memory.factories import memory_row
 
 pytestmark = pytest.mark.django_db
 
@@ -56,3 +59,39 @@ def test_an_embedded_conversation_turn_keeps_its_search_vector_inline(tenant):
 
     assert _search_vectors_out_of_line(tenant, "defaults") == len(TURNS)
     assert _search_vectors_out_of_line(tenant, "a") == 0
+
+
+def _updates_so_far():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_stat_get_xact_tuples_updated('memory_memory'::regclass), "
+            "pg_stat_get_xact_tuples_hot_updated('memory_memory'::regclass)"
+        )
+        return cursor.fetchone()
+
+
+def _one_memory_per_page(tenant):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT ON ((ctid::text::point)[0]) id FROM memory_memory "
+            "WHERE tenant_id = %s ORDER BY (ctid::text::point)[0], id",
+            [tenant.pk],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_a_recall_bump_rewrites_its_row_in_place(tenant):
+    # Embedded rows (2-3 KB each, vector inline) written back to back fill pages. A bump
+    # changes no indexed column, so where its page has room for the new version it touches no
+    # index; one bumped row per page here, as bumps spread over a subject's pages.
+    for index in range(24):
+        memory_row(tenant, "a", f"note {index}: {TURNS[index % len(TURNS)]}")
+    bumped = _one_memory_per_page(tenant)
+    assert len(bumped) >= 6
+    updated_before, in_place_before = _updates_so_far()
+
+    assert bump_recall_counts(memory_ids=bumped) == len(bumped)
+
+    updated, in_place = _updates_so_far()
+    assert updated - updated_before == len(bumped)
+    assert in_place - in_place_before == len(bumped)

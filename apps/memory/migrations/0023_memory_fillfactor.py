@@ -1,0 +1,27 @@
+"""Leave room in each memory page for a recall bump to rewrite its row in place.
+
+A recall bump (``recall_count``, ``last_recalled_at``) changes no indexed column, so Postgres
+can write the new row version on the same page without touching any index (a HOT update),
+if the page has room for it. A memory row is ~2 KB, its vector inline (migration 0019), so a
+full page has none: every bump inserted a new entry into each of the table's indexes, the HNSW
+graph among them. On a 100k-row table, 100 bumps took ~160 ms and 2–4 MB of WAL; with pages
+filled to 70 %, all 100 were in place, in ~4 ms and 0.3 MB (docs/benchmarks.md, "Recall
+bumps in place"). The price is heap space: two ~2 KB rows to a page instead of three or four.
+Pages written before this migration keep their layout until rewritten.
+"""
+
+from django.db import migrations
+
+#: Percent of a heap page that inserts may fill; the rest is kept for updates in place.
+FILLFACTOR = 70
+
+
+class Migration(migrations.Migration):
+    dependencies = [("memory", "0022_tombstone_tenant_not_indexed_alone")]
+
+    operations = [
+        migrations.RunSQL(
+            f"ALTER TABLE memory_memory SET (fillfactor = {FILLFACTOR})",
+            reverse_sql="ALTER TABLE memory_memory RESET (fillfactor)",
+        ),
+    ]
