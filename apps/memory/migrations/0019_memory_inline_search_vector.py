@@ -12,6 +12,8 @@ keep their layout until they are next updated.
 
 from django.db import migrations
 
+from apps.memory.migrations._table_option import set_table_option
+
 #: Bytes; half of an 8 KB page, so a heap page still holds at least two rows.
 TOAST_TUPLE_TARGET = 4080
 
@@ -20,8 +22,7 @@ class Migration(migrations.Migration):
     dependencies = [("memory", "0018_erasure_receipt")]
 
     operations = [
-        migrations.RunSQL(
-            f"ALTER TABLE memory_memory SET (toast_tuple_target = {TOAST_TUPLE_TARGET})",
-            reverse_sql="ALTER TABLE memory_memory RESET (toast_tuple_target)",
+        set_table_option(
+            table="memory_memory", option="toast_tuple_target", value=TOAST_TUPLE_TARGET
         ),
     ]

@@ -12,6 +12,8 @@ Pages written before this migration keep their layout until rewritten.
 
 from django.db import migrations
 
+from apps.memory.migrations._table_option import set_table_option
+
 #: Percent of a heap page that inserts may fill; the rest is kept for updates in place.
 FILLFACTOR = 70
 
@@ -20,8 +22,5 @@ class Migration(migrations.Migration):
     dependencies = [("memory", "0022_tombstone_tenant_not_indexed_alone")]
 
     operations = [
-        migrations.RunSQL(
-            f"ALTER TABLE memory_memory SET (fillfactor = {FILLFACTOR})",
-            reverse_sql="ALTER TABLE memory_memory RESET (fillfactor)",
-        ),
+        set_table_option(table="memory_memory", option="fillfactor", value=FILLFACTOR),
     ]
