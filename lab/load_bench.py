@@ -28,11 +28,13 @@ from apps.memory.services import MemoryDraft, memory_create_many, memory_drain_e
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create, tenant_create
 from lab.http_client import KeepAliveClient
-from lab.memory_bench import synthetic_sentences
+from lab.memory_bench import distinct_topics, synthetic_sentences
 
 MIXES = ("recall", "write", "mixed")
-# `unique`: every recall is a text never asked before (a user's new turn; no query-vector
-# cache can help). `repeat`: each agent cycles through its 50 topics (an agent re-asking).
+# `unique`: every recall is a natural sentence never asked before in the run (a user's new
+# turn; no query-vector cache can help), as long as a memory's topic (~17 tokens; LoCoMo's
+# questions have a median of 14). `repeat`: each agent cycles through its 50 topics (an agent
+# re-asking).
 QUERIES_UNIQUE = "unique"
 QUERIES_REPEAT = "repeat"
 QUERY_PATTERNS = (QUERIES_UNIQUE, QUERIES_REPEAT)
@@ -46,6 +48,9 @@ MIXED_WRITE_EVERY = 4
 # a pause for it to go idle before the clock starts.
 SEED_SETTLE_TIMEOUT_SECONDS = 60.0
 SEED_SETTLE_SECONDS = 1.0
+# After the clock stops: how long to wait for the server's worker to embed the run's writes.
+EMBEDDED_WAIT_SECONDS = 300.0
+EMBEDDED_POLL_SECONDS = 0.1
 
 
 # The tables the seed fills most: analysed before the clock starts, and vacuumed of what the
@@ -170,6 +175,23 @@ def _analyze_seed() -> None:
             cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
 
 
+def wait_embedded(*, tenant: Tenant, timeout: float = EMBEDDED_WAIT_SECONDS) -> dict[str, Any]:
+    """How far the server's worker is behind the acknowledged writes when the clock stops:
+    the rows still without a vector then, and how long after that the last one got one
+    (``None`` if not within ``timeout``). Until then those writes are found by keyword only."""
+    pending = Memory.objects.filter(tenant=tenant, embedding__isnull=True)
+    started = time.perf_counter()
+    at_stop = pending.count()
+    remaining = at_stop
+    while remaining and time.perf_counter() - started < timeout:
+        time.sleep(EMBEDDED_POLL_SECONDS)
+        remaining = pending.count()
+    return {
+        "pending_at_stop": at_stop,
+        "all_embedded_after_s": None if remaining else round(time.perf_counter() - started, 1),
+    }
+
+
 def remove(*, tenant: Tenant) -> int:
     """Delete the load tenant (every tenant-owned row cascades with it) and vacuum the tables
     it filled most."""
@@ -223,6 +245,73 @@ def machine_cpu(
     }
 
 
+# A process's role, from its command line. This process is the load generator; anything else
+# (the shell, the machine's own services) is "other". A process that exits inside the run
+# takes its CPU time with it.
+ROLE_LOAD_GENERATOR = "load generator"
+ROLE_OTHER = "other"
+
+
+def process_role(command_line: str) -> str:
+    words = command_line.split()
+    if not words:
+        return ROLE_OTHER
+    program = os.path.basename(words[0])
+    if "gunicorn" in command_line or "runserver" in words:
+        return "web"
+    if "celery" in program or (len(words) > 1 and os.path.basename(words[1]) == "celery"):
+        return "beat" if "beat" in words else "worker"
+    # Backends rename themselves ("postgres: user db [local] idle").
+    if program.startswith("postgres"):
+        return "postgres"
+    return ROLE_OTHER
+
+
+def read_process_ticks(proc: str = "/proc") -> dict[int, tuple[str, int]]:
+    """Every live process's role and CPU time so far (user + system, in clock ticks)."""
+    own = os.getpid()
+    ticks: dict[int, tuple[str, int]] = {}
+    try:
+        entries = os.listdir(proc)
+    except OSError:
+        return ticks  # not Linux: the split is left out
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"{proc}/{entry}/cmdline", "rb") as handle:
+                command_line = handle.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"{proc}/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                # The command name in parentheses may hold spaces: the fields follow the last ")".
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited meanwhile, or a kernel thread without a readable stat
+        pid = int(entry)
+        role = ROLE_LOAD_GENERATOR if pid == own else process_role(command_line)
+        # Fields 14 and 15 of stat (utime, stime), counted from the state field as 3.
+        ticks[pid] = (role, int(fields[11]) + int(fields[12]))
+    return ticks
+
+
+def cpu_by_role(
+    before: dict[int, tuple[str, int]], after: dict[int, tuple[str, int]], *, requests: int
+) -> dict[str, float]:
+    """CPU milliseconds per request spent by each role over the run, largest first. A process
+    born during the run counts from zero."""
+    if not requests or not after:
+        return {}
+    ticks_per_second = os.sysconf("SC_CLK_TCK")
+    spent: Counter[str] = Counter()
+    for pid, (role, total) in after.items():
+        earlier = before.get(pid)
+        spent[role] += total - (earlier[1] if earlier is not None and earlier[0] == role else 0)
+    return {
+        role: round(1000 * ticks / ticks_per_second / requests, 2)
+        for role, ticks in spent.most_common()
+        if ticks > 0
+    }
+
+
 def _operations(plan: LoadPlan) -> Callable[[int], str]:
     if plan.mix == "recall":
         return lambda _n: "recall"
@@ -239,6 +328,7 @@ def run(*, plan: LoadPlan, agents: Sequence[Agent]) -> dict[str, Any]:
     deadline = time.perf_counter() + plan.seconds
     operation_for = _operations(plan)
     run_id = uuid.uuid4().hex[:6]
+    fresh_topics = distinct_topics(seed=int(run_id, 16))
 
     def client(number: int) -> None:
         agent = agents[number % len(agents)]
@@ -250,10 +340,12 @@ def run(*, plan: LoadPlan, agents: Sequence[Agent]) -> dict[str, Any]:
                     return
                 operation = operation_for(ticket)
                 if operation == "recall":
-                    query = agent.queries[sent % len(agent.queries)]
                     if plan.queries == QUERIES_UNIQUE:
-                        # A token no memory holds: a new text for the embedder, no new match.
-                        query = f"{query} q{run_id}x{number}x{sent}"
+                        query = unique_query(
+                            fresh_topics, client=number, clients=plan.clients, sent=sent
+                        )
+                    else:
+                        query = agent.queries[sent % len(agent.queries)]
                     path, body = "/api/v1/memory/recall", {"query": query, "limit": 10}
                 else:
                     text = f"Load note {run_id}-{number}-{sent}: the build cache was warmed."
@@ -268,18 +360,34 @@ def run(*, plan: LoadPlan, agents: Sequence[Agent]) -> dict[str, Any]:
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(plan.clients)]
     machine_before = MachineTimes.read()
+    processes_before = read_process_ticks()
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     seconds = time.perf_counter() - started
+    machine_after = MachineTimes.read()
+    processes_after = read_process_ticks()
     requests = sum(len(op.latencies_ms) for op in stats.values())
     return {
         "seconds": round(seconds, 2),
         "operations": {name: op.summary(seconds) for name, op in stats.items() if op.latencies_ms},
-        "machine": machine_cpu(machine_before, MachineTimes.read(), requests=requests),
+        "machine": machine_cpu(machine_before, machine_after, requests=requests),
+        "cpu_ms_per_request_by_process": cpu_by_role(
+            processes_before, processes_after, requests=requests
+        ),
     }
+
+
+def unique_query(topics: Sequence[str], *, client: int, clients: int, sent: int) -> str:
+    """The ``sent``-th query of client ``client`` of ``clients``: the clients deal ``topics``
+    among themselves, so no text is asked twice in the run; a client that has asked all of
+    its share asks them again with the round's number."""
+    share = max(1, len(topics) // clients)
+    rounds, place = divmod(sent, share)
+    topic = topics[place * clients + client]
+    return topic if rounds == 0 else f"{topic} ({rounds + 1})"
 
 
 def validate(plan: LoadPlan) -> LoadPlan:

@@ -977,6 +977,21 @@ def synthetic_sentences(count: int, *, seed: int = 0) -> list[str]:
     ]
 
 
+def distinct_topics(*, seed: int) -> list[str]:
+    """Every sentence :func:`synthetic_sentences` can write, without its note number, once
+    each, in an order drawn from ``seed``: natural texts of a memory's length that no one
+    asked before, for load that must not repeat a query."""
+    sentences = [
+        f"{subject.capitalize()} {verb} {obj}{tail}"
+        for subject in _SUBJECTS
+        for verb in _VERBS
+        for obj in _OBJECTS
+        for tail in _TAILS
+    ]
+    order = np.random.default_rng([seed, 11]).permutation(len(sentences))
+    return [sentences[index] for index in order]
+
+
 @dataclass
 class EmbeddingThroughput:
     texts: int

@@ -66,6 +66,8 @@ class Command(EngramCommand):
         )
         try:
             report = load_bench.run(plan=plan, agents=agents)
+            if "write" in report["operations"]:
+                report["embedding"] = load_bench.wait_embedded(tenant=tenant)
         finally:
             removed = load_bench.remove(tenant=tenant)
         report.update(
@@ -100,6 +102,24 @@ def _human(report: dict[str, Any]) -> str:
         lines.append(
             f"  machine: {machine['busy_share']:.0%} busy, {machine['steal_share']:.0%} stolen, "
             f"{machine['cpu_ms_per_request']} ms of CPU per request (every process)"
+        )
+    embedding = report.get("embedding")
+    if embedding:
+        after = embedding["all_embedded_after_s"]
+        landed = (
+            f"all embedded {after} s later"
+            if after is not None
+            else f"not all embedded within {load_bench.EMBEDDED_WAIT_SECONDS:.0f} s"
+        )
+        lines.append(
+            f"  embedding: {embedding['pending_at_stop']:,} writes without a vector when the "
+            f"clock stopped; {landed}"
+        )
+    by_process = report.get("cpu_ms_per_request_by_process")
+    if by_process:
+        lines.append(
+            "  CPU ms per request by process: "
+            + ", ".join(f"{role} {ms}" for role, ms in by_process.items())
         )
     lines.append(f"  removed the load tenant ({report['memories_removed']:,} memories)")
     return "\n".join(lines)
