@@ -970,11 +970,19 @@ def synthetic_sentences(count: int, *, seed: int = 0) -> list[str]:
     """Plausible one-line memories (the lengths and vocabulary agents actually write)."""
     rng = np.random.default_rng([seed, 5])
     return [
-        f"{_SUBJECTS[rng.integers(len(_SUBJECTS))].capitalize()} "
-        f"{_VERBS[rng.integers(len(_VERBS))]} {_OBJECTS[rng.integers(len(_OBJECTS))]}"
-        f"{_TAILS[rng.integers(len(_TAILS))]} (note {index})."
+        _topic(
+            _SUBJECTS[rng.integers(len(_SUBJECTS))],
+            _VERBS[rng.integers(len(_VERBS))],
+            _OBJECTS[rng.integers(len(_OBJECTS))],
+            _TAILS[rng.integers(len(_TAILS))],
+        )
+        + f" (note {index})."
         for index in range(count)
     ]
+
+
+def _topic(subject: str, verb: str, obj: str, tail: str) -> str:
+    return f"{subject.capitalize()} {verb} {obj}{tail}"
 
 
 def distinct_topics(*, seed: int) -> list[str]:
@@ -982,7 +990,7 @@ def distinct_topics(*, seed: int) -> list[str]:
     each, in an order drawn from ``seed``: natural texts of a memory's length that no one
     asked before, for load that must not repeat a query."""
     sentences = [
-        f"{subject.capitalize()} {verb} {obj}{tail}"
+        _topic(subject, verb, obj, tail)
         for subject in _SUBJECTS
         for verb in _VERBS
         for obj in _OBJECTS
