@@ -3,12 +3,14 @@
 Until the next ANALYZE the planner expects hardly any rows for a new tenant. With an index on
 ``tenant_id`` alone it read every row of the tenant (all its agents) to find one agent's: to
 count its live memories before each write, to read back a session, to clear a forgotten
-text's tombstone on each write (migrations 0021 and 0022).
+text's tombstone on each write (migrations 0021 and 0022). The quota now reads the agent's
+count row (migration 0024), and these tests keep every such read to the agent's rows.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -65,9 +67,10 @@ def _new_tenant_after_analyze(write: Any) -> Any:
 
 def _statements(captured: CaptureQueriesContext, table: str) -> list[str]:
     return [
-        query["sql"]
+        query["sql"].lstrip()
         for query in captured.captured_queries
-        if query["sql"].startswith(("SELECT", "DELETE")) and f'FROM "{table}"' in query["sql"]
+        if query["sql"].lstrip().startswith(("SELECT", "DELETE"))
+        and re.search(rf'FROM "?{table}"?\s', query["sql"])
     ]
 
 
@@ -98,14 +101,16 @@ def _tombstones(tenant: Any, agent: str, count: int) -> None:
     )
 
 
-def test_a_new_tenants_quota_count_reads_only_the_agents_rows():
+def test_a_new_tenants_quota_check_reads_one_count_row():
     tenant = _new_tenant_after_analyze(_memories)
 
     with CaptureQueriesContext(connection) as captured:
         _memories(tenant, "agent-a", 1)
-    (count,) = [sql for sql in _statements(captured, "memory_memory") if "COUNT(*)" in sql]
+    counts = [sql for sql in _statements(captured, "memory_memory") if "COUNT(*)" in sql]
+    (admission,) = _statements(captured, "memory_scope_usage")
 
-    assert _rows_read(count, "memory_memory") <= ROWS_PER_AGENT + 1
+    assert counts == []
+    assert _rows_read(admission, "memory_scope_usage") == 1
 
 
 def test_a_new_tenants_session_reads_only_the_agents_turns():
@@ -121,12 +126,16 @@ def test_a_new_tenants_session_reads_only_the_agents_turns():
         assert _rows_read(sql, "memory_sessionmemory") <= ROWS_PER_AGENT
 
 
-def test_a_new_tenants_write_clears_only_the_agents_tombstones():
+def test_a_new_tenants_write_reads_and_clears_only_the_agents_tombstones():
     tenant = _new_tenant_after_analyze(_tombstones)
 
     with CaptureQueriesContext(connection) as captured:
-        _memories(tenant, "agent-a", 1)
-    (clear,) = _statements(captured, "memory_memorytombstone")
+        memory_create_many(
+            tenant=tenant, subject_id="agent-a", drafts=[MemoryDraft(text="agent-a forgot 0")]
+        )
+    check, clear = _statements(captured, "memory_memorytombstone")
 
+    assert check.startswith("SELECT")
+    assert _rows_read(check, "memory_memorytombstone") <= 1
     assert clear.startswith("DELETE")
     assert _rows_read(clear, "memory_memorytombstone") <= 1

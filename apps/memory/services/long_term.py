@@ -24,6 +24,7 @@ from apps.memory.exceptions import (
     QuotaExceeded,
 )
 from apps.memory.models import Memory, MemorySource
+from apps.memory.selectors.scope_usage import memory_scope_admission
 from apps.memory.services.derived_context import (
     ThreadRef,
     refresh_threads,
@@ -93,17 +94,23 @@ def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
             )
 
 
-def _enforce_quota(*, tenant: Tenant, subject_id: str, adding: int) -> None:
-    """Raise unless ``adding`` more live rows fit. Call with the scope lock held."""
+def _admit(*, tenant: Tenant, subject_id: str, memories: Sequence[Memory]) -> bool:
+    """Raise unless ``memories`` fit the subject's quota; return whether any of their texts was
+    forgotten (its tombstone must go). Call with the scope lock held."""
     quota = settings.MEMORY_QUOTA_LIVE_ROWS
-    live = Memory.objects.filter(
-        tenant=tenant, subject_id=subject_id, superseded_by__isnull=True
-    ).count()
-    if live + adding > quota:
+    admission = memory_scope_admission(
+        tenant=tenant,
+        subject_id=subject_id,
+        content_hashes=[memory.embedding_content_hash for memory in memories],
+    )
+    adding = len(memories)
+    if admission.live + adding > quota:
         raise QuotaExceeded(
-            f"This subject holds {live} of {quota} live memories; {adding} more do not fit.",
-            details={"quota": quota, "live": live, "requested": adding},
+            f"This subject holds {admission.live} of {quota} live memories; "
+            f"{adding} more do not fit.",
+            details={"quota": quota, "live": admission.live, "requested": adding},
         )
+    return admission.tombstoned
 
 
 def _build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
@@ -148,18 +155,19 @@ def memory_create_many(
         return []
     with write_transaction():
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        _enforce_quota(tenant=tenant, subject_id=subject_id, adding=len(drafts))
         built = [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
+        forgotten = _admit(tenant=tenant, subject_id=subject_id, memories=built)
         # With the scope lock held, so session positions cannot race another write.
         neighbours = thread_new_memories(tenant=tenant, subject_id=subject_id, memories=built)
         memories = Memory.objects.bulk_create(built)
         Memory.objects.bulk_update(neighbours, ["derived_context"])
-        # An explicit write is the agent choosing to know the fact again.
-        tombstone_clear(
-            tenant=tenant,
-            subject_id=subject_id,
-            content_hashes=[memory.embedding_content_hash for memory in memories],
-        )
+        if forgotten:
+            # An explicit write is the agent choosing to know the fact again.
+            tombstone_clear(
+                tenant=tenant,
+                subject_id=subject_id,
+                content_hashes=[memory.embedding_content_hash for memory in memories],
+            )
         _enqueue_embedding(memories)
     return memories
 

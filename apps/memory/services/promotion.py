@@ -49,6 +49,7 @@ from apps.memory.promotion.compiler import (
     turn_window,
 )
 from apps.memory.promotion.types import Candidate, Turn
+from apps.memory.selectors.scope_usage import memory_live_count
 from apps.memory.services.promotion_lease import (
     TENANT_HALTED,
     UNEXPECTED_ERROR,
@@ -323,10 +324,9 @@ def promotion_persist(
         if not tenant_hold_unhalted(tenant=tenant):
             raise PromotionHalted(TENANT_HALTED)
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        live = Memory.objects.filter(
-            tenant=tenant, subject_id=subject_id, superseded_by__isnull=True
-        ).count()
-        room = settings.MEMORY_QUOTA_LIVE_ROWS - live
+        room = settings.MEMORY_QUOTA_LIVE_ROWS - memory_live_count(
+            tenant=tenant, subject_id=subject_id
+        )
         forgotten = tombstoned(
             tenant=tenant,
             subject_id=subject_id,

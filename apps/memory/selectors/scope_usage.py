@@ -1,0 +1,56 @@
+"""What a write into a subject's scope must know before it inserts: how many live memories the
+subject holds (the quota) and whether it forgot any of the texts being written (their
+tombstones go). Read with the subject's scope lock held, so nothing changes either until the
+writer commits.
+
+The count is ``memory_scope_usage``, kept by triggers (migration 0024): one row, whatever the
+subject's size, where counting the live rows cost a write time in proportion to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import connections
+
+from apps.core.db.routers import PRIMARY
+from apps.memory.models import MemoryTombstone
+from apps.tenancy.models import Tenant
+
+_ADMISSION_SQL = f"""
+SELECT COALESCE(
+           (SELECT live FROM memory_scope_usage
+             WHERE tenant_id = %(tenant)s AND subject_id = %(subject)s),
+           0),
+       EXISTS (SELECT 1 FROM {MemoryTombstone._meta.db_table}
+                WHERE tenant_id = %(tenant)s AND subject_id = %(subject)s
+                  AND content_hash = ANY(%(hashes)s))
+"""  # noqa: S608 - the table names come from the model and the migration
+
+
+@dataclass(frozen=True)
+class ScopeAdmission:
+    #: The subject's live (not superseded) memories.
+    live: int
+    #: Whether any of the texts being written has a tombstone in the subject.
+    tombstoned: bool
+
+
+def memory_scope_admission(
+    *, tenant: Tenant, subject_id: str, content_hashes: Sequence[str]
+) -> ScopeAdmission:
+    """The subject's live count and whether any of ``content_hashes`` is tombstoned, in one
+    statement on the primary."""
+    with connections[PRIMARY].cursor() as cursor:
+        cursor.execute(
+            _ADMISSION_SQL,
+            {"tenant": tenant.pk, "subject": subject_id, "hashes": sorted(set(content_hashes))},
+        )
+        live, tombstoned = cursor.fetchone()
+    return ScopeAdmission(live=int(live), tombstoned=bool(tombstoned))
+
+
+def memory_live_count(*, tenant: Tenant, subject_id: str) -> int:
+    """The subject's live memories (read on the primary)."""
+    return memory_scope_admission(tenant=tenant, subject_id=subject_id, content_hashes=[]).live

@@ -1,0 +1,176 @@
+"""Each subject's live count (``memory_scope_usage``, migration 0024) always equals the number
+of its rows with no ``superseded_by``, whichever path writes, supersedes or removes a row,
+and the quota reads it."""
+
+import pytest
+from django.db import connection
+
+from apps.memory.exceptions import QuotaExceeded
+from apps.memory.models import Memory
+from apps.memory.selectors.scope_usage import memory_live_count, memory_scope_admission
+from apps.memory.services import (
+    MemoryDraft,
+    memory_create_many,
+    memory_forget,
+    memory_remember,
+    memory_supersede,
+)
+from apps.memory.services.erasure import erase_subject, erase_tenant
+from apps.providers.embeddings import embedding_content_hash
+from tests.memory.factories import MemoryFactory, memory_row
+from tests.tenancy.factories import TenantFactory
+
+pytestmark = pytest.mark.django_db
+
+FROM_ROWS = """
+    SELECT tenant_id, subject_id, count(*) FROM memory_memory
+     WHERE superseded_by_id IS NULL GROUP BY tenant_id, subject_id
+"""
+FROM_USAGE = "SELECT tenant_id, subject_id, live FROM memory_scope_usage"
+
+
+def _rows(sql):
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return sorted(tuple(str(value) for value in row) for row in cursor.fetchall())
+
+
+def _assert_usage_matches_rows():
+    expected = _rows(FROM_ROWS)
+    assert _rows(FROM_USAGE) == expected
+    return expected
+
+
+def _drafts(*texts):
+    return [MemoryDraft(text=text) for text in texts]
+
+
+def test_writes_count_each_subjects_live_rows(tenant):
+    memory_create_many(tenant=tenant, subject_id="a", drafts=_drafts("one", "two", "three"))
+    memory_remember(tenant=tenant, subject_id="b", draft=MemoryDraft(text="four"))
+    Memory.objects.bulk_create(
+        MemoryFactory.build(tenant=tenant, subject_id=subject, text=f"{subject} {index}")
+        for index in range(5)
+        for subject in ("a", "c")
+    )
+
+    assert _assert_usage_matches_rows() == sorted(
+        [(str(tenant.pk), "a", "8"), (str(tenant.pk), "b", "1"), (str(tenant.pk), "c", "5")]
+    )
+    assert memory_live_count(tenant=tenant, subject_id="a") == 8
+    assert memory_live_count(tenant=tenant, subject_id="nobody") == 0
+
+
+def test_supersede_keeps_the_count_and_forget_takes_the_whole_fact(tenant):
+    old, _other = memory_create_many(tenant=tenant, subject_id="a", drafts=_drafts("Oslo", "tea"))
+    middle = memory_supersede(
+        tenant=tenant, subject_id="a", memory_id=old.pk, draft=MemoryDraft(text="Bergen")
+    )
+    newest = memory_supersede(
+        tenant=tenant, subject_id="a", memory_id=middle.pk, draft=MemoryDraft(text="Trondheim")
+    )
+    assert memory_live_count(tenant=tenant, subject_id="a") == 2
+    _assert_usage_matches_rows()
+
+    memory_forget(tenant=tenant, subject_id="a", memory_id=newest.pk)
+
+    assert memory_live_count(tenant=tenant, subject_id="a") == 1
+    _assert_usage_matches_rows()
+
+
+def test_deleting_a_successor_makes_its_predecessor_live_again(tenant):
+    old = memory_row(tenant, "a", "Oslo")
+    new = memory_supersede(
+        tenant=tenant, subject_id="a", memory_id=old.pk, draft=MemoryDraft(text="Bergen")
+    )
+
+    Memory.objects.filter(pk=new.pk).delete()  # the ORM sets old.superseded_by to NULL
+
+    assert memory_live_count(tenant=tenant, subject_id="a") == 1
+    _assert_usage_matches_rows()
+
+
+def test_moving_rows_between_subjects_moves_their_count(tenant):
+    memory_create_many(tenant=tenant, subject_id="a", drafts=_drafts("one", "two"))
+
+    Memory.objects.filter(tenant=tenant, subject_id="a", text="one").update(subject_id="b")
+
+    assert memory_live_count(tenant=tenant, subject_id="a") == 1
+    assert memory_live_count(tenant=tenant, subject_id="b") == 1
+    _assert_usage_matches_rows()
+
+
+def test_an_erased_subject_or_tenant_leaves_no_count(tenant):
+    other = TenantFactory.create()
+    memory_create_many(tenant=tenant, subject_id="a", drafts=_drafts("one", "two"))
+    memory_create_many(tenant=tenant, subject_id="b", drafts=_drafts("three"))
+    memory_create_many(tenant=other, subject_id="a", drafts=_drafts("four"))
+
+    erase_subject(tenant=tenant, subject_id="a", requested_by="test")
+
+    assert _assert_usage_matches_rows() == sorted(
+        [(str(tenant.pk), "b", "1"), (str(other.pk), "a", "1")]
+    )
+
+    erase_tenant(tenant=tenant, requested_by="test")
+
+    assert _assert_usage_matches_rows() == [(str(other.pk), "a", "1")]
+
+
+def test_truncating_the_memories_truncates_the_counts(tenant):
+    memory_row(tenant, "a", "tea in the garden")
+
+    with connection.cursor() as cursor:
+        # The test's transaction still holds the insert's deferred foreign-key checks.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("TRUNCATE memory_memory CASCADE")
+
+    assert _rows(FROM_USAGE) == []
+
+
+def test_updates_that_leave_liveness_alone_leave_the_count_row_alone(tenant):
+    memory = memory_row(tenant, "a", "tea in the garden")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT ctid FROM memory_scope_usage")
+        before = cursor.fetchall()
+
+    Memory.objects.filter(pk=memory.pk).update(recall_count=5, subject_id="a")
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT ctid FROM memory_scope_usage")
+        assert cursor.fetchall() == before
+
+
+def test_the_quota_reads_the_count(tenant, settings):
+    settings.MEMORY_QUOTA_LIVE_ROWS = 3
+    memory_create_many(tenant=tenant, subject_id="a", drafts=_drafts("one", "two", "three"))
+    # Rows the count says are not there do not hold the quota: the count is what is read.
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memory_scope_usage SET live = 1 WHERE subject_id = 'a'")
+
+    memory_remember(tenant=tenant, subject_id="a", draft=MemoryDraft(text="four"))
+
+    with pytest.raises(QuotaExceeded) as refused:
+        memory_create_many(tenant=tenant, subject_id="a", drafts=_drafts("five", "six"))
+    assert refused.value.details == {"quota": 3, "live": 2, "requested": 2}
+
+
+def test_admission_says_whether_a_text_being_written_was_forgotten(tenant):
+    kept = memory_row(tenant, "a", "kept")
+    gone = memory_row(tenant, "a", "gone")
+    memory_forget(tenant=tenant, subject_id="a", memory_id=gone.pk)
+
+    def admission(*texts, subject_id="a"):
+        return memory_scope_admission(
+            tenant=tenant,
+            subject_id=subject_id,
+            content_hashes=[embedding_content_hash(text) for text in texts],
+        )
+
+    assert admission("gone").tombstoned
+    assert admission("new", "gone").tombstoned
+    assert not admission("kept", "new").tombstoned
+    assert not admission().tombstoned
+    assert not admission("gone", subject_id="b").tombstoned
+    assert admission().live == 1
+    assert kept.superseded_by_id is None
