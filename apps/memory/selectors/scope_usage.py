@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import connections
-
+from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
 from apps.memory.models import MemoryTombstone
 from apps.tenancy.models import Tenant
 
-_ADMISSION_SQL = f"""
+ADMISSION_SQL = f"""
 SELECT COALESCE(
            (SELECT live FROM memory_scope_usage
              WHERE tenant_id = %(tenant)s AND subject_id = %(subject)s),
@@ -42,9 +41,9 @@ def memory_scope_admission(
 ) -> ScopeAdmission:
     """The subject's live count and whether any of ``content_hashes`` is tombstoned, in one
     statement on the primary."""
-    with connections[PRIMARY].cursor() as cursor:
+    with server_bound_cursor(PRIMARY) as cursor:
         cursor.execute(
-            _ADMISSION_SQL,
+            ADMISSION_SQL,
             {"tenant": tenant.pk, "subject": subject_id, "hashes": sorted(set(content_hashes))},
         )
         live, tombstoned = cursor.fetchone()

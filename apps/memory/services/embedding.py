@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connections
 from django.db.models import F
 from django.utils import timezone
 
+from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import write_transaction
 from apps.core.embedding_writes import store_vectors
@@ -78,7 +78,7 @@ _WAKE_SQL = f"""
 def memory_wake_embeddings(*, tenant_id: uuid.UUID | str) -> bool:
     """Make sure a drain of the tenant's pending rows is queued; ``True`` if this call queued
     it, ``False`` if one already was (the common case in a burst: one upsert, no task)."""
-    with connections[PRIMARY].cursor() as cursor:
+    with server_bound_cursor(PRIMARY) as cursor:
         cursor.execute(_WAKE_SQL, [str(tenant_id), settings.MEMORY_EMBEDDING_WAKE_TTL_SECONDS])
         claimed = cursor.fetchone() is not None
     if not claimed:

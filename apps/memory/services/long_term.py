@@ -11,7 +11,9 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from apps.core.db.inserts import insert_instances
 from apps.core.db.on_commit import after_commit
+from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.knowledge.history import history_forget_subject
@@ -159,7 +161,8 @@ def memory_create_many(
         forgotten = _admit(tenant=tenant, subject_id=subject_id, memories=built)
         # With the scope lock held, so session positions cannot race another write.
         neighbours = thread_new_memories(tenant=tenant, subject_id=subject_id, memories=built)
-        memories = Memory.objects.bulk_create(built)
+        insert_instances(built, using=PRIMARY)
+        memories = built
         Memory.objects.bulk_update(neighbours, ["derived_context"])
         if forgotten:
             # An explicit write is the agent choosing to know the fact again.

@@ -1,5 +1,4 @@
-from django.db import connections
-
+from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
 from apps.tenancy.models import Tenant
 
@@ -7,10 +6,10 @@ from apps.tenancy.models import Tenant
 def lock_memory_scope(*, tenant: Tenant, subject_id: str) -> None:
     """Serialise writers of one (tenant, subject) until the current transaction ends.
 
-    The quota check counts live rows and then inserts; holding this transaction-scoped
+    The quota check reads the live count and then inserts; holding this transaction-scoped
     advisory lock across both makes the cap race-free without locking any table rows.
     """
-    with connections[PRIMARY].cursor() as cursor:
+    with server_bound_cursor(PRIMARY) as cursor:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             [f"memory-scope:{tenant.pk}:{subject_id}"],

@@ -39,8 +39,19 @@ HEAVY_READ_SESSION_OPTIONS = (
 # prepare: Django's default client-bound cursors never do. Empty disables it, for a pooler
 # that cannot keep protocol-level prepared statements (PgBouncer before 1.21, or without
 # max_prepared_statements). https://www.psycopg.org/psycopg3/docs/advanced/prepare.html
-_prepare_threshold = env.str("ENGRAM_HEAVY_READ_PREPARE_THRESHOLD", default="2")
-HEAVY_READ_PREPARE_THRESHOLD = int(_prepare_threshold) if _prepare_threshold.strip() else None
+# The write path's own statements (the scope lock, the quota read, a memory's INSERT, the
+# embedding wake) run on server-bound cursors on the primary too, and are prepared the same way
+# (ENGRAM_OLTP_PREPARE_THRESHOLD): a memory's INSERT planned once per connection, not per
+# write (docs/benchmarks.md, "Throughput").
+
+
+def _threshold(name: str) -> int | None:
+    value = env.str(name, default="2")
+    return int(value) if value.strip() else None
+
+
+HEAVY_READ_PREPARE_THRESHOLD = _threshold("ENGRAM_HEAVY_READ_PREPARE_THRESHOLD")
+OLTP_PREPARE_THRESHOLD = _threshold("ENGRAM_OLTP_PREPARE_THRESHOLD")
 
 
 def _with_timeout(
@@ -88,7 +99,9 @@ if HEAVY_READ_IS_REPLICA:
     _heavy_read.setdefault("OPTIONS", {})["connect_timeout"] = 2
 
 DATABASES = {
-    "default": _with_timeout(_default, OLTP_STATEMENT_TIMEOUT_MS),
+    "default": _with_timeout(
+        _default, OLTP_STATEMENT_TIMEOUT_MS, prepare_threshold=OLTP_PREPARE_THRESHOLD
+    ),
     "heavy_read": _with_timeout(
         _heavy_read,
         HEAVY_READ_STATEMENT_TIMEOUT_MS,
