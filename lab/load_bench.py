@@ -246,8 +246,10 @@ def machine_cpu(
 
 
 # A process's role, from its command line. This process is the load generator; anything else
-# (the shell, the machine's own services) is "other". A process that exits inside the run
-# takes its CPU time with it.
+# (the shell, the machine's own services) is "other". A process that exits inside the run is
+# still counted once its parent reaps it: the kernel adds a reaped child's time to its parent's
+# (a Postgres backend closed at ENGRAM_DB_CONN_MAX_AGE to the postmaster, a gunicorn or Celery
+# child to its master), and every role's children are of its own role.
 ROLE_LOAD_GENERATOR = "load generator"
 ROLE_OTHER = "other"
 
@@ -268,7 +270,8 @@ def process_role(command_line: str) -> str:
 
 
 def read_process_ticks(proc: str = "/proc") -> dict[int, tuple[str, int]]:
-    """Every live process's role and CPU time so far (user + system, in clock ticks)."""
+    """Every live process's role and CPU time so far, its reaped children's included (user +
+    system, in clock ticks)."""
     own = os.getpid()
     ticks: dict[int, tuple[str, int]] = {}
     try:
@@ -288,8 +291,8 @@ def read_process_ticks(proc: str = "/proc") -> dict[int, tuple[str, int]]:
             continue  # exited meanwhile, or a kernel thread without a readable stat
         pid = int(entry)
         role = ROLE_LOAD_GENERATOR if pid == own else process_role(command_line)
-        # Fields 14 and 15 of stat (utime, stime), counted from the state field as 3.
-        ticks[pid] = (role, int(fields[11]) + int(fields[12]))
+        # Fields 14-17 of stat (utime, stime, cutime, cstime), counted from the state field as 3.
+        ticks[pid] = (role, sum(int(value) for value in fields[11:15]))
     return ticks
 
 
@@ -297,14 +300,18 @@ def cpu_by_role(
     before: dict[int, tuple[str, int]], after: dict[int, tuple[str, int]], *, requests: int
 ) -> dict[str, float]:
     """CPU milliseconds per request spent by each role over the run, largest first. A process
-    born during the run counts from zero."""
+    born during the run counts from zero. One that exited has its whole life in its parent's
+    children time by the end, so its time before the run is taken off its role."""
     if not requests or not after:
         return {}
     ticks_per_second = os.sysconf("SC_CLK_TCK")
     spent: Counter[str] = Counter()
-    for pid, (role, total) in after.items():
-        earlier = before.get(pid)
-        spent[role] += total - (earlier[1] if earlier is not None and earlier[0] == role else 0)
+    # A survivor's time before the run, an exited process's (its parent now holds it) and that
+    # of a process whose pid was reused (the new one counts from zero) all come off.
+    for role, total in after.values():
+        spent[role] += total
+    for role, total in before.values():
+        spent[role] -= total
     return {
         role: round(1000 * ticks / ticks_per_second / requests, 2)
         for role, ticks in spent.most_common()

@@ -165,14 +165,16 @@ def test_processes_are_told_apart_by_their_command_line(command_line, role):
 
 
 def test_process_ticks_are_read_from_proc(tmp_path):
-    _fake_process(tmp_path, 10, "postgres: engram engram [local] idle", utime=40, stime=2)
+    _fake_process(
+        tmp_path, 10, "postgres: engram engram [local] idle", utime=40, stime=2, children=5
+    )
     # A command name with a space and a parenthesis, as the kernel writes it.
     _fake_process(tmp_path, 11, "celery -A config worker", utime=7, stime=1, name="a) b")
     _fake_process(tmp_path, os.getpid(), "python manage.py load_bench", utime=3, stime=0)
     (tmp_path / "self").mkdir()  # not a process
 
     assert load_bench.read_process_ticks(str(tmp_path)) == {
-        10: ("postgres", 42),
+        10: ("postgres", 47),
         11: ("worker", 8),
         os.getpid(): ("load generator", 3),
     }
@@ -180,23 +182,40 @@ def test_process_ticks_are_read_from_proc(tmp_path):
 
 def test_cpu_by_role_is_each_roles_time_over_the_run_per_request(monkeypatch):
     monkeypatch.setattr(os, "sysconf", lambda name: 100)  # clock ticks per second
-    before = {1: ("web", 500), 2: ("web", 100), 3: ("postgres", 50), 9: ("other", 10)}
-    # Process 4 was born during the run; process 9 exited; pid 3 was reused by a worker.
-    after = {1: ("web", 800), 2: ("web", 200), 3: ("worker", 20), 4: ("postgres", 100)}
+    before = {
+        1: ("web", 500),
+        2: ("web", 100),
+        3: ("postgres", 50),  # a backend whose pid is reused by a worker during the run
+        5: ("postgres", 1_000),  # the postmaster
+        6: ("postgres", 30),  # a backend that runs 20 ticks more, exits and is reaped
+    }
+    # Process 4 was born during the run; the postmaster's children time now holds backend 6's
+    # 50 ticks and backend 3's 70 (20 of them in the run).
+    after = {
+        1: ("web", 800),
+        2: ("web", 200),
+        3: ("worker", 20),
+        4: ("postgres", 100),
+        5: ("postgres", 1_000 + 50 + 70),
+    }
 
     figures = load_bench.cpu_by_role(before, after, requests=200)
 
-    # web: 400 ticks = 4 s over 200 requests; postgres 100 ticks; the reused pid from zero.
-    assert figures == {"web": 20.0, "postgres": 5.0, "worker": 1.0}
+    # web: 400 ticks = 4 s over 200 requests; postgres 100 + 20 + 20 ticks; the reused pid
+    # from zero.
+    assert figures == {"web": 20.0, "postgres": 7.0, "worker": 1.0}
     assert list(figures) == ["web", "postgres", "worker"]  # largest first
     assert load_bench.cpu_by_role(before, after, requests=0) == {}
 
 
 def _fake_process(
-    proc, pid: int, command_line: str, *, utime: int, stime: int, name: str = "x"
+    proc, pid: int, command_line: str, *, utime: int, stime: int, name: str = "x", children: int = 0
 ) -> None:
     directory = proc / str(pid)
     directory.mkdir()
     (directory / "cmdline").write_bytes(command_line.replace(" ", "\0").encode() + b"\0")
     # pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-    (directory / "stat").write_text(f"{pid} ({name}) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} 0 0\n")
+    # cutime cstime (the reaped children's user and system time)
+    (directory / "stat").write_text(
+        f"{pid} ({name}) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} {children} 0 20 0\n"
+    )
