@@ -2,9 +2,14 @@
 of its rows with no ``superseded_by``, whichever path writes, supersedes or removes a row,
 and the quota reads it."""
 
+import threading
+import time
+
 import pytest
 from django.db import connection
+from django.db.models import F
 
+from apps.core.db.transactions import unit_of_work
 from apps.memory.exceptions import QuotaExceeded
 from apps.memory.models import Memory
 from apps.memory.selectors.scope_usage import memory_live_count, memory_scope_admission
@@ -174,3 +179,51 @@ def test_admission_says_whether_a_text_being_written_was_forgotten(tenant):
     assert not admission("gone", subject_id="b").tombstoned
     assert admission().live == 1
     assert kept.superseded_by_id is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tenant_erasure_waits_for_a_write_in_flight_instead_of_deadlocking(tenant):
+    """A write holds its subject's count row until it commits. The erasure flips superseded
+    rows live before deleting them, which moves that count; if it locked the memory rows first,
+    a write then touching one of them would wait on the erasure while the erasure waited on
+    its count row. The erasure takes the count rows first, so the write finishes."""
+    old = memory_row(tenant, "a", "Oslo")
+    memory_supersede(
+        tenant=tenant, subject_id="a", memory_id=old.pk, draft=MemoryDraft(text="Bergen")
+    )
+    inserted = threading.Event()
+    erasure_started = threading.Event()
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            with unit_of_work():  # the write's transaction, held open
+                memory_remember(tenant=tenant, subject_id="a", draft=MemoryDraft(text="Tromsø"))
+                inserted.set()  # this transaction now holds subject a's count row
+                erasure_started.wait(timeout=10)
+                time.sleep(0.5)  # long enough for the erasure to reach the memory rows
+                Memory.objects.filter(pk=old.pk).update(recall_count=F("recall_count") + 1)
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    def erase() -> None:
+        try:
+            inserted.wait(timeout=10)
+            erasure_started.set()
+            erase_tenant(tenant=tenant, requested_by="test")
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=write), threading.Thread(target=erase)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    assert errors == []
+    assert not Memory.objects.filter(tenant=tenant).exists()
+    assert _rows(FROM_USAGE) == []

@@ -40,7 +40,7 @@ from apps.memory.models import (
     SessionMemory,
     SessionPromotion,
 )
-from apps.memory.services.scope_lock import lock_memory_scope
+from apps.memory.services.scope_lock import lock_memory_scope, lock_tenant_memory_counts
 from apps.projects.services import project_erase_all
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import idempotency_erase
@@ -114,6 +114,9 @@ def _erase(*, tenant: Tenant, subject_id: str | None, requested_by: str, dry_run
         if subject_id is not None:
             # No write of this subject's memories can interleave with the erasure.
             lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        elif not dry_run:
+            # Writes in flight finish before any memory row is locked (see the function).
+            lock_tenant_memory_counts(tenant=tenant)
         memories = Memory.objects.filter(tenant=tenant)
         if subject_id is not None:
             memories = memories.filter(subject_id=subject_id)

@@ -14,3 +14,19 @@ def lock_memory_scope(*, tenant: Tenant, subject_id: str) -> None:
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             [f"memory-scope:{tenant.pk}:{subject_id}"],
         )
+
+
+def lock_tenant_memory_counts(*, tenant: Tenant) -> None:
+    """Wait for every transaction writing the tenant's memories to end, and keep new ones off
+    the existing subjects' counts until the current transaction ends.
+
+    A write holds its subject's row of ``memory_scope_usage`` (migration 0024) from its insert
+    until it commits. A tenant-wide change of the memory rows that then needed that count row
+    while the write waited on one of the rows it had locked would deadlock; taking every count
+    row first, in one order, makes it wait for such writes before it locks any memory row.
+    """
+    with server_bound_cursor(PRIMARY) as cursor:
+        cursor.execute(
+            "SELECT 1 FROM memory_scope_usage WHERE tenant_id = %s ORDER BY subject_id FOR UPDATE",
+            [tenant.pk],
+        )
