@@ -17,7 +17,10 @@ deleted successor, raw SQL, truncation):
 
 A subject whose count reaches zero loses its row, so an erased subject leaves no trace here.
 A transaction that writes a subject's rows holds its counter row until it commits; every
-writer already holds the subject's scope lock for that long, so nothing waits longer.
+writer already holds the subject's scope lock for that long, so nothing waits longer. A
+tenant-wide erasure, which moves many subjects' counts, takes their rows before it locks any
+memory row (``lock_tenant_memory_counts``), so that it waits for a write in flight rather than
+deadlocking with one.
 
 Existing rows are counted in this migration's transaction, with writes to ``memory_memory``
 held back (SHARE mode) so that none is counted twice or missed.
