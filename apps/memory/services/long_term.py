@@ -157,12 +157,11 @@ def memory_create_many(
         return []
     with write_transaction():
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        built = [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
-        forgotten = _admit(tenant=tenant, subject_id=subject_id, memories=built)
+        memories = [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
+        forgotten = _admit(tenant=tenant, subject_id=subject_id, memories=memories)
         # With the scope lock held, so session positions cannot race another write.
-        neighbours = thread_new_memories(tenant=tenant, subject_id=subject_id, memories=built)
-        insert_instances(built, using=PRIMARY)
-        memories = built
+        neighbours = thread_new_memories(tenant=tenant, subject_id=subject_id, memories=memories)
+        insert_instances(memories, using=PRIMARY)
         Memory.objects.bulk_update(neighbours, ["derived_context"])
         if forgotten:
             # An explicit write is the agent choosing to know the fact again.

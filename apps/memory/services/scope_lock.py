@@ -17,8 +17,8 @@ def lock_memory_scope(*, tenant: Tenant, subject_id: str) -> None:
 
 
 def lock_tenant_memory_counts(*, tenant: Tenant) -> None:
-    """Wait for every transaction writing the tenant's memories to end, and keep new ones off
-    the existing subjects' counts until the current transaction ends.
+    """Wait for every transaction that moved one of the tenant's live counts to end, and keep
+    new ones off the existing subjects' counts until the current transaction ends.
 
     A write holds its subject's row of ``memory_scope_usage`` (migration 0024) from its insert
     until it commits. A tenant-wide change of the memory rows that then needed that count row
