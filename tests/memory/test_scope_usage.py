@@ -10,8 +10,8 @@ from django.db import connection
 from django.db.models import F
 
 from apps.core.db.transactions import unit_of_work
-from apps.memory.exceptions import QuotaExceeded
-from apps.memory.models import Memory
+from apps.memory.exceptions import AlreadySuperseded, MemoryNotFound, QuotaExceeded
+from apps.memory.models import Memory, MemoryTombstone
 from apps.memory.selectors.scope_usage import memory_live_count, memory_scope_admission
 from apps.memory.services import (
     MemoryDraft,
@@ -227,3 +227,57 @@ def test_a_tenant_erasure_waits_for_a_write_in_flight_instead_of_deadlocking(ten
     assert errors == []
     assert not Memory.objects.filter(tenant=tenant).exists()
     assert _rows(FROM_USAGE) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_counts_stay_exact_under_concurrent_writes_supersedes_and_forgets(tenant, mocker):
+    mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    subjects = ("a", "b", "c")
+    errors: list[BaseException] = []
+    start = threading.Barrier(6)
+
+    def agent(number: int) -> None:
+        try:
+            start.wait()
+            for step in range(15):
+                subject = subjects[(number + step) % len(subjects)]
+                live = list(
+                    Memory.objects.filter(
+                        tenant=tenant, subject_id=subject, superseded_by__isnull=True
+                    ).values_list("pk", flat=True)[:3]
+                )
+                try:
+                    if step % 3 == 0 or not live:
+                        memory_create_many(
+                            tenant=tenant,
+                            subject_id=subject,
+                            drafts=_drafts(f"{number}-{step}-x", f"{number}-{step}-y"),
+                        )
+                    elif step % 3 == 1:
+                        memory_supersede(
+                            tenant=tenant,
+                            subject_id=subject,
+                            memory_id=live[0],
+                            draft=MemoryDraft(text=f"{number}-{step}-new"),
+                        )
+                    else:
+                        memory_forget(tenant=tenant, subject_id=subject, memory_id=live[-1])
+                except (AlreadySuperseded, MemoryNotFound):
+                    pass  # another agent superseded or forgot that row first
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=agent, args=(number,)) for number in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert errors == []
+    rows = _assert_usage_matches_rows()
+    assert {subject for _tenant, subject, _live in rows} == set(subjects)
+    # Every kind of change ran: rows were superseded and facts forgotten.
+    assert Memory.objects.filter(tenant=tenant, superseded_by__isnull=False).exists()
+    assert MemoryTombstone.objects.filter(tenant=tenant).exists()
