@@ -32,10 +32,12 @@ def _columns(model: type[Model]) -> tuple[Field[Any, Any], ...]:
 
 
 @cache
-def _statement(model: type[Model], rows: int, quote: str) -> str:
-    names = ", ".join(f'"{field.column}"' for field in _columns(model))
+def _statement(model: type[Model], rows: int, using: str) -> str:
+    quote = connections[using].ops.quote_name
+    names = ", ".join(quote(str(field.column)) for field in _columns(model))
     row = "(" + ", ".join(["%s"] * len(_columns(model))) + ")"
-    return f"INSERT INTO {quote} ({names}) VALUES " + ", ".join([row] * rows)  # noqa: S608
+    table = quote(model._meta.db_table)
+    return f"INSERT INTO {table} ({names}) VALUES " + ", ".join([row] * rows)  # noqa: S608
 
 
 def insert_instances(instances: Sequence[Model], *, using: str) -> None:
@@ -54,9 +56,8 @@ def insert_instances(instances: Sequence[Model], *, using: str) -> None:
             if isinstance(value, DatabaseDefault):
                 raise ValueError(f"{model.__name__}.{field.name} has no value to insert.")
             params.append(field.get_db_prep_save(value, connection))
-    table = connection.ops.quote_name(model._meta.db_table)
     with server_bound_cursor(using) as cursor:
-        cursor.execute(_statement(model, len(instances), table), params)
+        cursor.execute(_statement(model, len(instances), using), params)
     for instance in instances:
         instance._state.adding = False
         instance._state.db = using
