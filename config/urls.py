@@ -15,6 +15,7 @@ urlpatterns = [
     path("api/v1/knowledge/", include("apps.knowledge.urls")),
     path("api/v1/", include("apps.recall.urls")),
     path("api/v1/", include("apps.memory.urls")),
+    path("api/v1/", include("apps.dataops.urls")),
 ]
 
 handler400 = "apps.core.api.exception_handlers.bad_request_view"

@@ -1,6 +1,6 @@
 from enum import StrEnum
 
-from apps.core.exceptions import Conflict, NotFound, PermissionDenied, RateLimited, ValidationFailed
+from apps.core.exceptions import Conflict, NotFound, RateLimited, ValidationFailed
 
 
 class MemoryErrorCode(StrEnum):
@@ -19,8 +19,6 @@ class MemoryErrorCode(StrEnum):
     INVALID_MEMORY_ID = "invalid_memory_id"
     INVALID_RE_SCOPE = "invalid_re_scope"
     FORGOTTEN = "forgotten"
-    SUBJECT_REQUIRED = "subject_required"
-    ERASE_SUBJECT_FORBIDDEN = "erase_subject_forbidden"
 
 
 class MemoryNotFound(NotFound):
@@ -73,11 +71,3 @@ class Forgotten(Conflict):
     """The memory's text is one its subject forgot (a tombstone): it is not graduated."""
 
     default_code: str = MemoryErrorCode.FORGOTTEN
-
-
-class EraseSubjectRequired(ValidationFailed):
-    default_code: str = MemoryErrorCode.SUBJECT_REQUIRED
-
-
-class EraseSubjectForbidden(PermissionDenied):
-    default_code: str = MemoryErrorCode.ERASE_SUBJECT_FORBIDDEN

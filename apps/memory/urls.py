@@ -3,7 +3,6 @@ from django.urls import path
 from apps.memory.apis import (
     MemoryBatchApi,
     MemoryDetailApi,
-    MemoryEraseApi,
     MemoryGraduateApi,
     MemoryListApi,
     MemoryPromoteApi,
@@ -17,7 +16,6 @@ from apps.memory.apis import (
 urlpatterns = [
     path("memory", MemoryListApi.as_view(), name="memory-list"),
     path("memory/batch", MemoryBatchApi.as_view(), name="memory-batch"),
-    path("memory/erase", MemoryEraseApi.as_view(), name="memory-erase"),
     path("memory/graduate", MemoryGraduateApi.as_view(), name="memory-graduate"),
     path("memory/promote", MemoryPromoteApi.as_view(), name="memory-promote"),
     path("memory/recall", MemoryRecallApi.as_view(), name="memory-recall"),

@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "apps.memory",
     "apps.knowledge",
     "apps.recall",
+    "apps.dataops",
 ]
 
 MIDDLEWARE = [

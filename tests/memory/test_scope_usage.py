@@ -10,6 +10,7 @@ from django.db import connection
 from django.db.models import F
 
 from apps.core.db.transactions import unit_of_work
+from apps.dataops.services import erase_subject, erase_tenant
 from apps.memory.exceptions import AlreadySuperseded, MemoryNotFound, QuotaExceeded
 from apps.memory.models import Memory, MemoryTombstone
 from apps.memory.selectors.scope_usage import memory_live_count, memory_scope_admission
@@ -20,7 +21,6 @@ from apps.memory.services import (
     memory_remember,
     memory_supersede,
 )
-from apps.memory.services.erasure import erase_subject, erase_tenant
 from apps.providers.embeddings import embedding_content_hash
 from tests.memory.factories import MemoryFactory, memory_row
 from tests.tenancy.factories import TenantFactory

@@ -4,6 +4,7 @@ their rows' ``search_vector`` holds, whichever path writes, rewrites or removes 
 import pytest
 from django.db import connection
 
+from apps.dataops.services import erase_subject
 from apps.memory.models import Memory
 from apps.memory.selectors import memory_recall
 from apps.memory.services import (
@@ -12,7 +13,6 @@ from apps.memory.services import (
     memory_forget,
     memory_supersede,
 )
-from apps.memory.services.erasure import erase_subject
 from tests.memory.factories import MemoryFactory, memory_row
 
 pytestmark = pytest.mark.django_db

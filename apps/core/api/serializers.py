@@ -34,6 +34,14 @@ class HealthOutputSerializer(serializers.Serializer[dict[str, object]]):
 
 #: The error responses almost every authenticated endpoint can return.
 COMMON_ERRORS = {401: ErrorSerializer, 403: ErrorSerializer, 422: ErrorSerializer}
+#: A write can also miss its target, conflict, meet a halted tenant (423) or be rate limited.
+WRITE_ERRORS = {
+    **COMMON_ERRORS,
+    404: ErrorSerializer,
+    409: ErrorSerializer,
+    423: ErrorSerializer,
+    429: ErrorSerializer,
+}
 
 
 def render_many(

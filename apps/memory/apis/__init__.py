@@ -1,6 +1,5 @@
 """HTTP API for agent memory under /api/v1/memory (thin: validate → one service → render)."""
 
-from apps.memory.apis.erasure import MemoryEraseApi
 from apps.memory.apis.graduation import MemoryGraduateApi
 from apps.memory.apis.memories import MemoryBatchApi, MemoryDetailApi, MemoryListApi
 from apps.memory.apis.promotion import MemoryPromoteApi
@@ -15,7 +14,6 @@ from apps.memory.apis.sessions import (
 __all__ = [
     "MemoryBatchApi",
     "MemoryDetailApi",
-    "MemoryEraseApi",
     "MemoryGraduateApi",
     "MemoryListApi",
     "MemoryPromoteApi",

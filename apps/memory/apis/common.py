@@ -8,12 +8,8 @@ from django.conf import settings
 from rest_framework import serializers
 
 from apps.core.api.fields import TimestampField
-from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.memory.models import Memory
 from apps.tenancy.api_base import TenantApi
-
-WRITE_ERRORS = {**COMMON_ERRORS, 404: ErrorSerializer, 409: ErrorSerializer, 423: ErrorSerializer}
-WRITE_ERRORS[429] = ErrorSerializer
 
 
 def enforce_write_rate(api: TenantApi, *, items: int) -> None:

@@ -10,8 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.fields import CheckedChoiceField, CheckedInputSerializer, CheckedUUIDField
-from apps.core.api.serializers import ErrorSerializer
-from apps.memory.apis.common import WRITE_ERRORS
+from apps.core.api.serializers import WRITE_ERRORS, ErrorSerializer
 from apps.memory.services.graduation import (
     RE_SCOPE_GLOBAL,
     memory_graduate,

@@ -21,9 +21,8 @@ from apps.core.api.fields import (
     ProjectIdField,
     TimestampField,
 )
-from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, render_many
+from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS, ErrorSerializer, render_many
 from apps.memory.apis.common import (
-    WRITE_ERRORS,
     ListMetaSerializer,
     MemoryOutputSerializer,
     SessionTurnOutputSerializer,

@@ -13,9 +13,8 @@ from rest_framework.response import Response
 from typing_extensions import override
 
 from apps.core.api.fields import InputSerializer, LimitField, OffsetField
-from apps.core.api.serializers import COMMON_ERRORS
+from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS
 from apps.memory.apis.common import (
-    WRITE_ERRORS,
     ListMetaSerializer,
     SessionTurnOutputSerializer,
     enforce_write_rate,

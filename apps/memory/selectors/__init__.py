@@ -13,7 +13,6 @@ from apps.memory.selectors.recall import (
     RecallResult,
     memory_recall,
 )
-from apps.memory.selectors.stats import SubjectStats, TenantStats, memory_stats
 
 __all__ = [
     "EMBEDDING_STATUSES",
@@ -21,11 +20,8 @@ __all__ = [
     "RECALL_SELECTION_REASONS",
     "RecallHit",
     "RecallResult",
-    "SubjectStats",
-    "TenantStats",
     "memory_list",
     "memory_list_all_subjects",
     "memory_recall",
-    "memory_stats",
     "session_history",
 ]

@@ -7,6 +7,7 @@ from apps.memory.services.embedding import (
     memory_embed_pending,
     memory_wake_embeddings,
 )
+from apps.memory.services.erasure import memory_erase, memory_erasure_lock
 from apps.memory.services.long_term import (
     MemoryDraft,
     memory_create_many,
@@ -15,7 +16,6 @@ from apps.memory.services.long_term import (
     memory_remember,
     memory_supersede,
 )
-from apps.memory.services.reembed import ReembedResult, memory_reembed
 from apps.memory.services.sessions import (
     SessionTurnDraft,
     session_append,
@@ -27,15 +27,15 @@ from apps.memory.services.sessions import (
 
 __all__ = [
     "MemoryDraft",
-    "ReembedResult",
     "SessionTurnDraft",
     "memory_backfill_embeddings",
     "memory_create_many",
     "memory_drain_embeddings",
     "memory_embed_pending",
+    "memory_erase",
+    "memory_erasure_lock",
     "memory_forget",
     "memory_forget_any",
-    "memory_reembed",
     "memory_remember",
     "memory_supersede",
     "memory_wake_embeddings",

@@ -28,22 +28,24 @@ from django.db.models.functions import MD5
 from django.utils import timezone
 
 from apps.core.db.transactions import write_transaction
-from apps.knowledge.models import ArticleStatus
-from apps.knowledge.selectors.transfer import article_ids_in_tenant
-from apps.knowledge.services.transfer import knowledge_restore
-from apps.knowledge.transfer import ArticleSnapshot
-from apps.memory.models import Memory, MemorySource, SessionMemory, SessionPromotion
-from apps.memory.transfer import (
-    RECORD_TYPES,
+from apps.dataops.exceptions import (
     DimensionMismatch,
     ExportFileInvalid,
     IdCollision,
     ImportConflict,
     MissingProjects,
+)
+from apps.dataops.export_format import (
+    RECORD_TYPES,
     ParsedExport,
     ParsedTurn,
     RecordType,
 )
+from apps.knowledge.models import ArticleStatus
+from apps.knowledge.selectors.transfer import article_ids_in_tenant
+from apps.knowledge.services.transfer import knowledge_restore
+from apps.knowledge.transfer import ArticleSnapshot
+from apps.memory.models import Memory, MemorySource, SessionMemory, SessionPromotion
 from apps.projects.selectors import project_list
 from apps.tenancy.models import Tenant
 

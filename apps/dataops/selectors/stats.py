@@ -18,13 +18,13 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
+from apps.dataops.models import ReembedRun
 from apps.knowledge.selectors.metrics import article_status_counts
 from apps.memory.models import (
     Memory,
     MemorySource,
     PromotionJob,
     PromotionJobStatus,
-    ReembedRun,
     SessionMemory,
     SessionPromotion,
 )

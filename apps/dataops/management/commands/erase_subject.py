@@ -3,8 +3,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 from typing_extensions import override
 
-from apps.memory.management.commands._erasure import ErasureCommand
-from apps.memory.services.erasure import Erasure, erase_subject
+from apps.dataops.management.commands._erasure import ErasureCommand
+from apps.dataops.services.erasure import Erasure, erase_subject
 from apps.tenancy.models import Tenant
 
 

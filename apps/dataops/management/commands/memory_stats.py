@@ -11,7 +11,7 @@ from django.core.management.base import CommandParser
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.memory.selectors import TenantStats, memory_stats
+from apps.dataops.selectors import TenantStats, memory_stats
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
 SUBJECT_COLUMNS = (

@@ -2,8 +2,8 @@ from typing import Any
 
 from typing_extensions import override
 
-from apps.memory.management.commands._erasure import ErasureCommand
-from apps.memory.services.erasure import Erasure, erase_tenant
+from apps.dataops.management.commands._erasure import ErasureCommand
+from apps.dataops.services.erasure import Erasure, erase_tenant
 from apps.tenancy.models import Tenant
 
 

@@ -11,11 +11,12 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from apps.dataops.models import ErasureReceipt
+from apps.dataops.services import erase_subject, erase_tenant, subject_digest
 from apps.knowledge.models import Article
 from apps.knowledge.services import article_link_create, record_surfaced
 from apps.knowledge.viewer import Viewer
 from apps.memory.models import (
-    ErasureReceipt,
     GraduationDeferral,
     Memory,
     MemoryTombstone,
@@ -30,7 +31,6 @@ from apps.memory.services import (
     memory_supersede,
     session_append_many,
 )
-from apps.memory.services.erasure import erase_subject, erase_tenant, subject_digest
 from apps.memory.services.graduation import memory_graduate
 from apps.memory.services.promotion import promotion_persist
 from apps.projects.services import project_create

@@ -24,8 +24,8 @@ from tqdm import tqdm
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.memory.services.transfer import memory_import
-from apps.memory.transfer import ParsedExport, parse_export
+from apps.dataops.export_format import ParsedExport, parse_export
+from apps.dataops.services.transfer import memory_import
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
 

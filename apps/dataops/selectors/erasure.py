@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from apps.memory.models import ErasureReceipt
+from apps.dataops.models import ErasureReceipt
 
 
 def erasure_receipt_list(*, limit: int = 100) -> QuerySet[ErasureReceipt]:

@@ -2,12 +2,13 @@ import numpy as np
 import pytest
 from django.core.management.base import CommandError
 
+from apps.dataops.models import ReembedRun
+from apps.dataops.selectors import memory_stats
 from apps.knowledge.services import article_archive
 from apps.knowledge.services.fields import article_embedding_text
-from apps.memory.models import Memory, ReembedRun
-from apps.memory.selectors import memory_stats
+from apps.memory.models import Memory
+from tests.dataops.helpers import run_json, table_counts
 from tests.knowledge.helpers import CURATOR, publish
-from tests.memory.commands.helpers import run_json, table_counts
 from tests.memory.helpers import remember
 from tests.providers.fake_http import FakeResponse, error_payload, openai_embeddings_payload
 

@@ -2,7 +2,8 @@
 """The ``memory_export`` / ``memory_import`` file: JSON Lines, one record per line.
 
 Pure encoding and decoding; reading a tenant out is ``selectors.transfer``, writing it in is
-``services.transfer``. Line 1 is the header, then one record per line, each with a ``type``::
+``services.transfer`` (both in this app). Line 1 is the header, then one record per line, each
+with a ``type``::
 
     {"type": "header", "format": "engram-export", "format_version": 1, "tenant": "acme", ...}
     {"type": "article", "id": ..., "title": ..., "embedding": "<base64>", ...}
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 from django.core.exceptions import ValidationError as DjangoValidationError
 
-from apps.core.exceptions import Conflict, ValidationFailed
+from apps.dataops.exceptions import ExportFileInvalid
 from apps.knowledge.transfer import (
     ARTICLE_STATE_FIELDS,
     ArticleSnapshot,
@@ -66,44 +67,6 @@ RECORD_TYPES = (
     RecordType.SESSION_TURN,
     RecordType.SESSION_PROMOTION,
 )
-
-
-class TransferErrorCode(StrEnum):
-    INVALID_EXPORT = "invalid_export"
-    DIMENSION_MISMATCH = "dimension_mismatch"
-    ID_COLLISION = "id_collision"
-    MISSING_PROJECTS = "missing_projects"
-    IMPORT_CONFLICT = "import_conflict"
-
-
-class ExportFileInvalid(ValidationFailed):
-    """A line of the file is not a valid record; ``details["line"]`` says which."""
-
-    default_code: str = TransferErrorCode.INVALID_EXPORT
-
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}", details={"line": line})
-        self.line = line
-
-
-class DimensionMismatch(ValidationFailed):
-    default_code: str = TransferErrorCode.DIMENSION_MISMATCH
-
-
-class MissingProjects(ValidationFailed):
-    default_code: str = TransferErrorCode.MISSING_PROJECTS
-
-
-class IdCollision(Conflict):
-    """An id in the file belongs to another tenant: ids are global, tenants never share."""
-
-    default_code: str = TransferErrorCode.ID_COLLISION
-
-
-class ImportConflict(Conflict):
-    """The database refused the import (a constraint the pre-checks did not foresee)."""
-
-    default_code: str = TransferErrorCode.IMPORT_CONFLICT
 
 
 class _FieldError(ValueError):

@@ -1,4 +1,4 @@
-"""Reading a tenant out as ``memory_export`` records (the format is ``apps.memory.transfer``)."""
+"""Reading a tenant out as ``memory_export`` records (their format: ``export_format``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
-from apps.knowledge.selectors.transfer import knowledge_snapshot
-from apps.memory.models import Memory, SessionMemory, SessionPromotion
-from apps.memory.transfer import (
+from apps.dataops.export_format import (
     ExportHeader,
     RecordType,
     article_to_mapping,
@@ -22,6 +20,8 @@ from apps.memory.transfer import (
     turn_to_mapping,
     watermark_to_mapping,
 )
+from apps.knowledge.selectors.transfer import knowledge_snapshot
+from apps.memory.models import Memory, SessionMemory, SessionPromotion
 from apps.projects.selectors import project_list
 from apps.tenancy.models import Tenant
 

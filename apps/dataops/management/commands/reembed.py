@@ -4,7 +4,7 @@
 
 Run it after ``configure_provider --kind embedding`` changes the tenant's model. Resumable:
 if the provider fails it stops with a non-zero exit, keeps every batch already written, and
-the same command continues where it left off (``apps.memory.services.reembed``).
+the same command continues where it left off (``apps.dataops.services.reembed``).
 ``--only-pending`` embeds only the rows that have no vector yet.
 """
 
@@ -19,7 +19,7 @@ from tqdm import tqdm
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.memory.services import memory_reembed
+from apps.dataops.services import memory_reembed
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
 

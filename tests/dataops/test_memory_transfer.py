@@ -10,8 +10,8 @@ from django.core.management.base import CommandError
 from apps.knowledge.models import Article
 from apps.memory.models import Memory, SessionMemory
 from apps.projects.models import Project
+from tests.dataops.helpers import build_corpus, run_json, table_counts, tenant_rows, wipe
 from tests.knowledge.helpers import publish
-from tests.memory.commands.helpers import build_corpus, run_json, table_counts, tenant_rows, wipe
 from tests.projects.factories import ProjectFactory
 
 

@@ -4,14 +4,14 @@ import pytest
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from apps.dataops.selectors import memory_stats
 from apps.knowledge.services import article_archive
 from apps.memory.models import Memory, PromotionJob, SessionMemory, SessionPromotion
 from apps.memory.promotion.compiler import session_fingerprint
-from apps.memory.selectors import memory_stats
 from apps.memory.services import SessionTurnDraft, session_append_many
 from apps.tenancy.services import tenant_halt
+from tests.dataops.helpers import run, run_json
 from tests.knowledge.helpers import CURATOR, publish
-from tests.memory.commands.helpers import run, run_json
 from tests.memory.helpers import remember
 
 

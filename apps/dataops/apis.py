@@ -10,10 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.fields import InputSerializer, TimestampField
-from apps.memory.apis.common import WRITE_ERRORS
-from apps.memory.exceptions import EraseSubjectForbidden, EraseSubjectRequired
+from apps.core.api.serializers import WRITE_ERRORS
+from apps.dataops.exceptions import EraseSubjectForbidden, EraseSubjectRequired
+from apps.dataops.services import erase_subject
 from apps.memory.models import SUBJECT_ID_MAX_LENGTH
-from apps.memory.services.erasure import erase_subject
 from apps.tenancy.api_base import TenantApi, idempotent
 
 

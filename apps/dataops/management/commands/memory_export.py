@@ -3,7 +3,7 @@
     manage.py memory_export --tenant SLUG [--subject ID [--include-knowledge]]
                             [--output PATH|-] [--json]
 
-One header line, then one record per line (format: ``apps.memory.transfer``): articles and
+One header line, then one record per line (format: ``apps.dataops.export_format``): articles and
 their links, long-term memories with their vectors, session turns, promotion watermarks.
 ``--subject`` limits memories and sessions to that subject and leaves knowledge out unless
 ``--include-knowledge``. The file is written next to PATH and renamed into place when
@@ -24,8 +24,8 @@ from tqdm import tqdm
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.memory.selectors.transfer import memory_export_records
-from apps.memory.transfer import to_json_line
+from apps.dataops.export_format import to_json_line
+from apps.dataops.selectors.transfer import memory_export_records
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
 

@@ -10,9 +10,10 @@ from typing import Any
 from django.core.management import call_command
 from django.utils import timezone
 
+from apps.dataops.models import ReembedRun
 from apps.knowledge.models import Article, ArticleAccessEvent, ArticleLink
 from apps.knowledge.services import article_archive, article_link_create
-from apps.memory.models import Memory, PromotionJob, ReembedRun, SessionMemory, SessionPromotion
+from apps.memory.models import Memory, PromotionJob, SessionMemory, SessionPromotion
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,

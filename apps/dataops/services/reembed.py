@@ -29,25 +29,16 @@ from django.utils import timezone
 from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import savepoint, write_transaction
 from apps.core.embedding_writes import store_vectors
-from apps.core.exceptions import Conflict, ServiceUnavailable
 from apps.core.telemetry import emit
+from apps.dataops.exceptions import ReembedAlreadyRunning, ReembedInterrupted
+from apps.dataops.models import ReembedRun
 from apps.knowledge.services.embedding import article_reembed_batch, article_reembed_remaining
-from apps.memory.models import Memory, ReembedRun
+from apps.memory.models import Memory
 from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
 
 CLOSED_BY_OTHER_PROVIDER = "closed: a run for another provider started"
-
-
-class ReembedInterrupted(ServiceUnavailable):
-    """The provider failed mid-run; what was done is kept and a re-run resumes."""
-
-    default_code: str = "embeddings_unavailable"
-
-
-class ReembedAlreadyRunning(Conflict):
-    default_code: str = "reembed_running"
 
 
 @dataclass(frozen=True)
