@@ -46,6 +46,7 @@ from apps.knowledge.selectors.transfer import article_ids_in_tenant
 from apps.knowledge.services.transfer import knowledge_restore
 from apps.knowledge.transfer import ArticleSnapshot
 from apps.memory.models import Memory, MemorySource, SessionMemory, SessionPromotion
+from apps.memory.services import memory_restore
 from apps.projects.selectors import project_list
 from apps.tenancy.models import Tenant
 
@@ -241,15 +242,17 @@ def _import_memories(
     export: ParsedExport,
     existing: set[uuid.UUID],
     projects: dict[uuid.UUID, uuid.UUID | None],
+    seqs: dict[int, int],
     drop_embeddings: bool,
     report: TransferImportReport,
-) -> list[Memory]:
+) -> None:
+    """Restore the file's memories the tenant lacks. ``seqs`` maps exported turn seqs to the
+    imported turns' new ones: promoted memories point at their turns again. A seq whose turn
+    is not in the file keeps its exported value (the turn was pruned, or lives elsewhere)."""
     fresh = [parsed.memory for parsed in export.memories if parsed.memory.pk not in existing]
     graduated = {m.graduated_article_id for m in fresh if m.graduated_article_id is not None}
     articles = article_ids_in_tenant(tenant=tenant, ids=graduated) if graduated else set()
-    stamps: dict[uuid.UUID, tuple[datetime, datetime, uuid.UUID | None]] = {}
     for memory in fresh:
-        memory.tenant = tenant
         if memory.project_id is not None:
             memory.project_id = projects[memory.project_id]
         if memory.graduated_article_id is not None and memory.graduated_article_id not in articles:
@@ -258,20 +261,10 @@ def _import_memories(
         if drop_embeddings:
             memory.embedding = None
             memory.embedded_at = None
-        # Inserted without their links first: a row may point at one inserted after it.
-        stamps[memory.pk] = (memory.created_at, memory.updated_at, memory.superseded_by_id)
-        memory.superseded_by_id = None
-    Memory.objects.bulk_create(fresh, batch_size=WRITE_BATCH_SIZE)
-    for memory in fresh:
-        memory.created_at, memory.updated_at, memory.superseded_by_id = stamps[memory.pk]
-    # bulk_create stamped created_at/updated_at with "now" (auto_now_add, auto_now);
-    # bulk_update writes the attributes as given.
-    Memory.objects.bulk_update(
-        fresh, ["created_at", "updated_at", "superseded_by"], batch_size=WRITE_BATCH_SIZE
-    )
+        memory.source_turn_seqs = [seqs.get(seq, seq) for seq in memory.source_turn_seqs]
+    memory_restore(tenant=tenant, memories=fresh)
     report.add(RecordType.MEMORY, created=len(fresh), skipped=len(export.memories) - len(fresh))
     report.pending_embeddings += sum(1 for memory in fresh if memory.embedding is None)
-    return fresh
 
 
 def _content_digest(content: str) -> str:
@@ -323,18 +316,6 @@ def _import_turns(
     )
     report.add(RecordType.SESSION_TURN, created=len(rows), skipped=len(live) - len(rows))
     return {parsed.seq: parsed.turn.seq for parsed in fresh}
-
-
-def _remap_provenance(*, memories: list[Memory], seqs: dict[int, int]) -> None:
-    """Point promoted memories at the new seqs of the turns imported with them. A seq whose
-    turn is not in the file keeps its exported value (the turn was pruned, or lives elsewhere)."""
-    changed = []
-    for memory in memories:
-        remapped = [seqs.get(seq, seq) for seq in memory.source_turn_seqs]
-        if remapped != memory.source_turn_seqs:
-            memory.source_turn_seqs = remapped
-            changed.append(memory)
-    Memory.objects.bulk_update(changed, ["source_turn_seqs"], batch_size=WRITE_BATCH_SIZE)
 
 
 def _import_watermarks(
@@ -418,20 +399,21 @@ def memory_import(
             )
             progress(RecordType.ARTICLE, len(export.articles))
             progress(RecordType.ARTICLE_LINK, len(export.links))
-            memories = _import_memories(
+            # Turns first: the promoted memories restored next point at their new seqs.
+            seqs = _import_turns(
+                tenant=tenant, turns=export.turns, now=timezone.now(), report=report
+            )
+            progress(RecordType.SESSION_TURN, len(export.turns))
+            _import_memories(
                 tenant=tenant,
                 export=export,
                 existing=existing,
                 projects=projects,
+                seqs=seqs,
                 drop_embeddings=drop_embeddings,
                 report=report,
             )
             progress(RecordType.MEMORY, len(export.memories))
-            seqs = _import_turns(
-                tenant=tenant, turns=export.turns, now=timezone.now(), report=report
-            )
-            _remap_provenance(memories=memories, seqs=seqs)
-            progress(RecordType.SESSION_TURN, len(export.turns))
             _import_watermarks(tenant=tenant, export=export, report=report)
             progress(RecordType.SESSION_PROMOTION, len(export.watermarks))
     except IntegrityError as exc:

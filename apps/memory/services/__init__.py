@@ -9,13 +9,13 @@ from apps.memory.services.embedding import (
 )
 from apps.memory.services.erasure import memory_erase, memory_erasure_lock
 from apps.memory.services.long_term import (
-    MemoryDraft,
     memory_create_many,
     memory_forget,
     memory_forget_any,
     memory_remember,
     memory_supersede,
 )
+from apps.memory.services.rows import MemoryDraft, memory_restore
 from apps.memory.services.sessions import (
     SessionTurnDraft,
     session_append,
@@ -37,6 +37,7 @@ __all__ = [
     "memory_forget",
     "memory_forget_any",
     "memory_remember",
+    "memory_restore",
     "memory_supersede",
     "memory_wake_embeddings",
     "memory_write_batch",

@@ -7,7 +7,8 @@ from contextlib import nullcontext
 
 from apps.core.db.transactions import unit_of_work
 from apps.memory.models import Memory, SessionMemory
-from apps.memory.services.long_term import MemoryDraft, memory_create_many
+from apps.memory.services.long_term import memory_create_many
+from apps.memory.services.rows import MemoryDraft
 from apps.memory.services.sessions import (
     SessionTurnDraft,
     session_append_many,

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.utils import timezone
 
-from apps.core.db.inserts import insert_instances
 from apps.core.db.on_commit import after_commit
-from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.knowledge.history import history_forget_subject
@@ -23,45 +19,14 @@ from apps.memory.exceptions import (
     InvalidProjectId,
     MemoryErrorCode,
     MemoryNotFound,
-    QuotaExceeded,
 )
 from apps.memory.models import Memory, MemorySource
-from apps.memory.selectors.scope_usage import memory_scope_admission
-from apps.memory.services.derived_context import (
-    ThreadRef,
-    refresh_threads,
-    thread_key,
-    thread_new_memories,
-)
-from apps.memory.services.embedding import memory_wake_embeddings
+from apps.memory.services.derived_context import ThreadRef, refresh_threads, thread_key
+from apps.memory.services.rows import MemoryDraft, memory_admit, memory_build, memory_insert
 from apps.memory.services.scope_lock import lock_memory_scope
-from apps.memory.services.tombstones import tombstone_clear, tombstone_record
+from apps.memory.services.tombstones import tombstone_record
 from apps.projects.selectors import project_exists
-from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
-
-
-@dataclass(frozen=True)
-class MemoryDraft:
-    """A long-term memory to write, before it has an id.
-
-    ``context`` is optional text that situates the memory for retrieval (the turns around it,
-    a date, the document it came from): keyword recall indexes it beside ``text`` at a lower
-    weight. It is not embedded (measured: a small embedder's vector of the turn alone ranks
-    better than one of the turn with its neighbours) and is never returned as the memory.
-    docs/memory.md, "Recall modes".
-    """
-
-    text: str
-    tags: list[str] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    project_id: uuid.UUID | None = None
-    confidence: float = 1.0
-    source: str = MemorySource.EXPLICIT
-    source_session_id: str = ""
-    context: str = ""
-    #: When the thing happened or was said; the time of the write when not given.
-    occurred_at: datetime | None = None
 
 
 def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
@@ -96,58 +61,6 @@ def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
             )
 
 
-def _admit(*, tenant: Tenant, subject_id: str, memories: Sequence[Memory]) -> bool:
-    """Raise unless ``memories`` fit the subject's quota; return whether any of their texts was
-    forgotten (its tombstone must go). Call with the scope lock held."""
-    quota = settings.MEMORY_QUOTA_LIVE_ROWS
-    admission = memory_scope_admission(
-        tenant=tenant,
-        subject_id=subject_id,
-        content_hashes=[memory.embedding_content_hash for memory in memories],
-    )
-    adding = len(memories)
-    if admission.live + adding > quota:
-        raise QuotaExceeded(
-            f"This subject holds {admission.live} of {quota} live memories; "
-            f"{adding} more do not fit.",
-            details={"quota": quota, "live": admission.live, "requested": adding},
-        )
-    return admission.tombstoned
-
-
-def _build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
-    return Memory(
-        tenant=tenant,
-        subject_id=subject_id,
-        text=draft.text,
-        context=draft.context.strip(),
-        embedding_content_hash=embedding_content_hash(draft.text),
-        confidence=draft.confidence,
-        source=draft.source,
-        source_session_id=draft.source_session_id,
-        tags=list(draft.tags),
-        metadata=dict(draft.metadata),
-        project_id=draft.project_id,
-        occurred_at=draft.occurred_at or timezone.now(),
-    )
-
-
-def _enqueue_embedding(memories: Sequence[Memory]) -> None:
-    """After commit, wake the tenant's embedding drain (one upsert; a task only when none is
-    queued). robust: a broker outage must not turn the committed write into an error; the
-    backfill embeds the rows once the broker is back."""
-    tenant_ids = {memory.tenant_id for memory in memories}
-    for tenant_id in tenant_ids:
-        after_commit(_embedding_waker(tenant_id))
-
-
-def _embedding_waker(tenant_id: uuid.UUID) -> Callable[[], None]:
-    def wake() -> None:
-        memory_wake_embeddings(tenant_id=tenant_id)
-
-    return wake
-
-
 def memory_create_many(
     *, tenant: Tenant, subject_id: str, drafts: Sequence[MemoryDraft]
 ) -> list[Memory]:
@@ -157,20 +70,17 @@ def memory_create_many(
         return []
     with write_transaction():
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        memories = [_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts]
-        forgotten = _admit(tenant=tenant, subject_id=subject_id, memories=memories)
-        # With the scope lock held, so session positions cannot race another write.
-        neighbours = thread_new_memories(tenant=tenant, subject_id=subject_id, memories=memories)
-        insert_instances(memories, using=PRIMARY)
-        Memory.objects.bulk_update(neighbours, ["derived_context"])
-        if forgotten:
-            # An explicit write is the agent choosing to know the fact again.
-            tombstone_clear(
-                tenant=tenant,
-                subject_id=subject_id,
-                content_hashes=[memory.embedding_content_hash for memory in memories],
-            )
-        _enqueue_embedding(memories)
+        memories = [
+            memory_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts
+        ]
+        admission = memory_admit(tenant=tenant, subject_id=subject_id, memories=memories)
+        # An explicit write is the agent choosing to know a forgotten fact again.
+        memory_insert(
+            tenant=tenant,
+            subject_id=subject_id,
+            memories=memories,
+            clear_tombstones=admission.tombstoned,
+        )
     return memories
 
 
@@ -205,7 +115,7 @@ def memory_supersede(
             )
         # Replacing a live row leaves the live count unchanged, so a full subject can still
         # correct itself.
-        new = _build(tenant=tenant, subject_id=subject_id, draft=draft)
+        new = memory_build(tenant=tenant, subject_id=subject_id, draft=draft)
         same_place = (
             old.context_thread != ""
             and new.source == MemorySource.EXPLICIT
@@ -215,14 +125,13 @@ def memory_supersede(
         if same_place:
             # The new version takes the old one's place in its session.
             new.context_thread, new.thread_seq = old.context_thread, old.thread_seq
-            neighbours = []
-        else:
-            neighbours = thread_new_memories(tenant=tenant, subject_id=subject_id, memories=[new])
-        new.save()
-        tombstone_clear(
-            tenant=tenant, subject_id=subject_id, content_hashes=[new.embedding_content_hash]
+        memory_insert(
+            tenant=tenant,
+            subject_id=subject_id,
+            memories=[new],
+            thread=not same_place,
+            clear_tombstones=True,
         )
-        Memory.objects.bulk_update(neighbours, ["derived_context"])
         # History quotes nobody: only live memories are anyone's neighbours.
         Memory.objects.filter(pk=old.pk).update(
             superseded_by=new, superseded_at=timezone.now(), derived_context=""
@@ -233,7 +142,6 @@ def memory_supersede(
                 subject_id=subject_id,
                 around={(old.project_id, old.context_thread): [old.thread_seq]},
             )
-        _enqueue_embedding([new])
     return new
 
 

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
-import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, connections
@@ -49,7 +48,6 @@ from apps.memory.promotion.compiler import (
     turn_window,
 )
 from apps.memory.promotion.types import Candidate, Turn
-from apps.memory.selectors.scope_usage import memory_live_count
 from apps.memory.services.promotion_lease import (
     TENANT_HALTED,
     UNEXPECTED_ERROR,
@@ -61,6 +59,7 @@ from apps.memory.services.promotion_lease import (
     job_reap,
     job_release,
 )
+from apps.memory.services.rows import MemoryDraft, memory_admission, memory_build, memory_insert
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstoned
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts, embedding_content_hash
@@ -285,6 +284,68 @@ def _nearest_promoted(
     return row, 1.0 - float(row.distance)
 
 
+def _embed_candidates(*, tenant: Tenant, candidates: Sequence[Candidate]) -> list[list[float]]:
+    """Embed before writing, so no paraphrase slips past near-duplicate detection."""
+    try:
+        return embed_texts(
+            tenant_embedding_config(tenant=tenant), [candidate.text for candidate in candidates]
+        )
+    except EmbeddingsUnavailable as exc:
+        raise PromotionSnoozed(exc.reason) from exc
+
+
+def _already_known(*, tenant: Tenant, subject_id: str, content_hash: str) -> bool:
+    """The text is live in the subject, or was promoted before (even if since superseded)."""
+    scoped = Memory.objects.filter(
+        tenant=tenant, subject_id=subject_id, embedding_content_hash=content_hash
+    )
+    return (
+        scoped.filter(superseded_by__isnull=True).exists()
+        or scoped.filter(source=MemorySource.PROMOTED).exists()
+    )
+
+
+def _replaced_paraphrase(*, tenant: Tenant, subject_id: str, vector: list[float]) -> Memory | None:
+    """The live promoted memory ``vector`` paraphrases, if one is near enough to replace."""
+    nearest = _nearest_promoted(tenant=tenant, subject_id=subject_id, vector=vector)
+    if nearest is None or nearest[1] < settings.PROMOTION_NEAR_DUPLICATE_THRESHOLD:
+        return None
+    return nearest[0]
+
+
+def _promoted_draft(
+    *, candidate: Candidate, vector: list[float], session_id: str, compiler: str, links: list[str]
+) -> MemoryDraft:
+    return MemoryDraft(
+        text=candidate.text,
+        embedding=vector,
+        confidence=candidate.confidence,
+        source=MemorySource.PROMOTED,
+        source_session_id=session_id,
+        source_turn_seqs=candidate.source_seqs,
+        compiler=compiler,
+        occurred_at=candidate.occurred_at,
+        metadata={"kind": candidate.kind, "cross_links": links},
+    )
+
+
+def _emit_outcome(*, tenant: Tenant, outcome: PersistOutcome) -> None:
+    for event, count in (
+        ("memory_promotion.promoted", outcome.promoted),
+        ("memory_promotion.superseded", outcome.superseded),
+        ("memory_promotion.gated_out", outcome.gated_out),
+        ("memory_promotion.forgotten", outcome.forgotten),
+    ):
+        if count:
+            emit(event, {"count": count}, {"tenant_id": str(tenant.pk)})
+    if outcome.dropped_quota:
+        emit(
+            "memory_promotion.discarded",
+            {"count": outcome.dropped_quota},
+            {"tenant_id": str(tenant.pk), "reason": "quota_exceeded"},
+        )
+
+
 def promotion_persist(
     *,
     tenant: Tenant,
@@ -307,102 +368,57 @@ def promotion_persist(
     outcome = PersistOutcome()
     if not candidates:
         return outcome
-    try:
-        vectors = embed_texts(
-            tenant_embedding_config(tenant=tenant), [candidate.text for candidate in candidates]
-        )
-    except EmbeddingsUnavailable as exc:
-        raise PromotionSnoozed(exc.reason) from exc
+    vectors = _embed_candidates(tenant=tenant, candidates=candidates)
     all_links = sorted({link for candidate in candidates for link in candidate.cross_links})
     visible = (
         _visible_links(tenant=tenant, subject_id=subject_id, links=all_links)
         if all_links
         else set()
     )
-    now = timezone.now()
     with write_transaction():
         if not tenant_hold_unhalted(tenant=tenant):
             raise PromotionHalted(TENANT_HALTED)
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        room = settings.MEMORY_QUOTA_LIVE_ROWS - memory_live_count(
-            tenant=tenant, subject_id=subject_id
-        )
+        room = memory_admission(tenant=tenant, subject_id=subject_id).room
         forgotten = tombstoned(
             tenant=tenant,
             subject_id=subject_id,
             content_hashes=[embedding_content_hash(candidate.text) for candidate in candidates],
         )
+        # One candidate at a time: a later candidate may paraphrase an earlier one.
         for candidate, vector in zip(candidates, vectors, strict=True):
             content_hash = embedding_content_hash(candidate.text)
             if content_hash in forgotten:
                 outcome.forgotten += 1
                 continue
-            if (
-                Memory.objects.filter(
-                    tenant=tenant,
-                    subject_id=subject_id,
-                    embedding_content_hash=content_hash,
-                    superseded_by__isnull=True,
-                ).exists()
-                or Memory.objects.filter(
-                    tenant=tenant,
-                    subject_id=subject_id,
-                    source=MemorySource.PROMOTED,
-                    embedding_content_hash=content_hash,
-                ).exists()
-            ):
+            if _already_known(tenant=tenant, subject_id=subject_id, content_hash=content_hash):
                 outcome.gated_out += 1
                 continue
-            nearest = _nearest_promoted(tenant=tenant, subject_id=subject_id, vector=vector)
-            replaces = (
-                nearest[0]
-                if nearest is not None and nearest[1] >= settings.PROMOTION_NEAR_DUPLICATE_THRESHOLD
-                else None
-            )
+            replaces = _replaced_paraphrase(tenant=tenant, subject_id=subject_id, vector=vector)
             if replaces is None and room <= 0:
                 outcome.dropped_quota += 1
                 continue
             kept_links = [link for link in candidate.cross_links if link in visible]
             outcome.cross_links_stripped += len(candidate.cross_links) - len(kept_links)
-            memory = Memory(
-                tenant=tenant,
-                subject_id=subject_id,
-                text=candidate.text,
-                embedding=np.asarray(vector, dtype=np.float32),
-                embedding_content_hash=content_hash,
-                embedded_at=now,
-                confidence=candidate.confidence,
-                source=MemorySource.PROMOTED,
-                source_session_id=session_id,
-                source_turn_seqs=list(candidate.source_seqs),
+            draft = _promoted_draft(
+                candidate=candidate,
+                vector=vector,
+                session_id=session_id,
                 compiler=compiler,
-                occurred_at=candidate.occurred_at or now,
-                metadata={"kind": candidate.kind, "cross_links": kept_links},
+                links=kept_links,
             )
-            memory.save()
+            memory = memory_build(tenant=tenant, subject_id=subject_id, draft=draft)
+            memory_insert(tenant=tenant, subject_id=subject_id, memories=[memory])
             outcome.promoted += 1
             outcome.memory_ids.append(str(memory.pk))
             if replaces is not None:
                 Memory.objects.filter(pk=replaces.pk).update(
-                    superseded_by=memory, superseded_at=now
+                    superseded_by=memory, superseded_at=memory.embedded_at
                 )
                 outcome.superseded += 1
             else:
                 room -= 1
-    for event, count in (
-        ("memory_promotion.promoted", outcome.promoted),
-        ("memory_promotion.superseded", outcome.superseded),
-        ("memory_promotion.gated_out", outcome.gated_out),
-        ("memory_promotion.forgotten", outcome.forgotten),
-    ):
-        if count:
-            emit(event, {"count": count}, {"tenant_id": str(tenant.pk)})
-    if outcome.dropped_quota:
-        emit(
-            "memory_promotion.discarded",
-            {"count": outcome.dropped_quota},
-            {"tenant_id": str(tenant.pk), "reason": "quota_exceeded"},
-        )
+    _emit_outcome(tenant=tenant, outcome=outcome)
     return outcome
 
 

@@ -105,7 +105,7 @@ def test_the_fallback_flags_pending_rows_and_counts_them(tenant, pending):
 
 def test_over_http_a_write_is_found_the_moment_it_returns(agent, other_agent, mocker):
     # No embedding task runs: the row is still pending when the recall comes in.
-    mocker.patch("apps.memory.services.long_term._enqueue_embedding")
+    mocker.patch("apps.memory.services.rows._wake_embedding_after_commit")
     written = agent.post("/api/v1/memory", {"text": "the zeppelin lands on tuesday"})
     assert written.status_code == 201, written.content
 
