@@ -38,8 +38,7 @@ from apps.memory.promotion.compiler import (
 )
 from apps.memory.promotion.types import EVAL_SUBJECT_ID, Candidate, Turn
 from apps.memory.selectors import session_history
-from apps.memory.services import SessionTurnDraft, session_append_many
-from apps.memory.services.promotion import confidence_gate
+from apps.memory.services import SessionTurnDraft, confidence_gate, session_append_many
 from apps.providers.llm import LLMConfig
 from apps.tenancy.services import tenant_create
 

@@ -188,7 +188,7 @@ def _system_user() -> str | None:
     return "pgserver" if _running_as_root() else None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     import socket
 
     with socket.socket() as probe:
@@ -244,7 +244,7 @@ def ensure_embedded_standby(
                 user=user,
                 timeout=600,
             )
-        port = port or _free_port()
+        port = port or free_port()
         pg_start(pgdata, port=port, listen=listen)
     return EmbeddedServer(socket_dir=str(pgdata), port=port)
 

@@ -185,7 +185,7 @@ def schedule_set_enabled(*, name: str, enabled: bool) -> ScheduledTask:
 
 def schedule_run(*, name: str) -> str:
     """Send one task now (through the broker, to a worker). Returns the Celery task id."""
-    from config.celery import app
+    from celery import current_app as app
 
     task = _get(name)
     result = app.send_task(

@@ -9,8 +9,10 @@ class MemoryConfig(AppConfig):
 
     @override
     def ready(self) -> None:
-        from apps.memory.services.promotion import assert_promotion_ttl_invariant
-        from apps.memory.services.promotion_lease import assert_promotion_lease_invariant
+        from apps.memory.services import (
+            assert_promotion_lease_invariant,
+            assert_promotion_ttl_invariant,
+        )
 
         # Fail at start-up, naming the settings, rather than silently losing sessions later.
         assert_promotion_ttl_invariant()

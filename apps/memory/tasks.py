@@ -34,7 +34,7 @@ def embed_memories_task(self: Any, memory_ids: list[str]) -> None:
     max_retries=MAX_EMBEDDING_RETRIES,
 )
 def drain_embeddings_task(self: Any, tenant_id: str) -> None:
-    from apps.memory.services.embedding import memory_drain_embeddings
+    from apps.memory.services import memory_drain_embeddings
 
     run = memory_drain_embeddings(tenant_id=tenant_id)
     snooze_while_unavailable(self, unavailable=bool(run.unavailable))
@@ -71,8 +71,7 @@ MAX_PROMOTION_SNOOZES = 12
     max_retries=MAX_PROMOTION_SNOOZES,
 )
 def promote_session_task(self: Any, job_id: str) -> None:
-    from apps.memory.services.promotion import PromotionSnoozed, promotion_run
-    from apps.memory.services.promotion_lease import RETRIES_EXHAUSTED, job_fail
+    from apps.memory.services import RETRIES_EXHAUSTED, PromotionSnoozed, job_fail, promotion_run
 
     try:
         promotion_run(job_id=job_id)
@@ -87,13 +86,13 @@ def promote_session_task(self: Any, job_id: str) -> None:
 
 @shared_task(name="memory.promotion_sweep", ignore_result=True, acks_late=True)
 def promotion_sweep_task() -> None:
-    from apps.memory.services.promotion_sweep import promotion_sweep
+    from apps.memory.services import promotion_sweep
 
     promotion_sweep()
 
 
 @shared_task(name="memory.graduation_sweep", ignore_result=True, acks_late=True)
 def graduation_sweep_task() -> None:
-    from apps.memory.services.graduation import memory_graduation_sweep
+    from apps.memory.services import memory_graduation_sweep
 
     memory_graduation_sweep()

@@ -20,7 +20,7 @@ from apps.core.api.fields import (
 )
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.knowledge.selectors import validate_knowledge_query, validate_session_id
-from apps.knowledge.services.access import parse_article_ids
+from apps.knowledge.services import parse_article_ids
 from apps.recall.selectors import recall_context
 from apps.recall.services import parse_recall_id, recall_context_record, recall_referenced
 from apps.tenancy.api_base import ReadByMeaningApi, TenantApi, idempotent

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import uuid
 
-from apps.knowledge.services import record_referenced
-from apps.knowledge.services.search import knowledge_search_record
+from apps.knowledge.services import knowledge_search_record, record_referenced
 from apps.knowledge.viewer import Viewer
-from apps.memory.services.recall import memory_recall_record
+from apps.memory.services import memory_recall_record
 from apps.recall.exceptions import InvalidRecallId
 from apps.recall.selectors import MergedRecall
 from apps.tenancy.scope import RequestScope

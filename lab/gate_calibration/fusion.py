@@ -16,7 +16,7 @@ from django.db import connections
 
 from apps.core.db.routers import PRIMARY
 from apps.knowledge.models import Article
-from apps.knowledge.selectors.retrieval import (
+from apps.knowledge.selectors import (
     Legs,
     fuse,
     keyword_leg,

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from apps.knowledge.selectors.confidence import answer_confidence
+from apps.knowledge.selectors import answer_confidence
 from lab.gate_calibration.corpus import (
     CORPUS,
     JUNK_QUERIES,

@@ -41,9 +41,10 @@ from apps.memory.services import (
     SessionTurnDraft,
     memory_create_many,
     memory_embed_pending,
+    promotion_request,
+    promotion_run,
     session_append_many,
 )
-from apps.memory.services.promotion import promotion_request, promotion_run
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import tenant_create
 from lab.locomo.dataset import Conversation, Session, memory_specs

@@ -23,7 +23,7 @@ ARTICLES = "/api/v1/knowledge/articles"
 
 @pytest.fixture(autouse=True)
 def _no_broker(mocker):
-    mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
 
 def _raw(caller, path, body: str):

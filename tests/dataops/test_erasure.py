@@ -28,11 +28,11 @@ from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,
     memory_forget,
+    memory_graduate,
     memory_supersede,
+    promotion_persist,
     session_append_many,
 )
-from apps.memory.services.graduation import memory_graduate
-from apps.memory.services.promotion import promotion_persist
 from apps.projects.services import project_create
 from apps.tenancy.models import IdempotencyRecord
 from tests.knowledge.helpers import CURATOR, publish

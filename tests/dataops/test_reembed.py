@@ -4,8 +4,7 @@ from django.core.management.base import CommandError
 
 from apps.dataops.models import ReembedRun
 from apps.dataops.selectors import memory_stats
-from apps.knowledge.services import article_archive
-from apps.knowledge.services.fields import article_embedding_text
+from apps.knowledge.services import article_archive, article_embedding_text
 from apps.memory.models import Memory
 from tests.dataops.helpers import run_json, table_counts
 from tests.knowledge.helpers import CURATOR, publish

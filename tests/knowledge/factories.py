@@ -15,7 +15,7 @@ from apps.knowledge.models import (
     ArticleStatus,
     ArticleVisibility,
 )
-from apps.knowledge.services.fields import article_embedding_text
+from apps.knowledge.services import article_embedding_text
 from apps.providers.embeddings import embedding_content_hash
 from tests.providers.vectors import fake_provider_vector
 from tests.tenancy.factories import TenantFactory

@@ -7,8 +7,7 @@ import pytest
 from engram_client import Engram
 
 from apps.memory.models import Memory, PromotionJob, SessionMemory
-from apps.memory.services import memory_embed_pending
-from apps.memory.services.promotion import promotion_run
+from apps.memory.services import memory_embed_pending, promotion_run
 from apps.projects.services import project_create
 from apps.tenancy.models import ApiKeyRole
 from apps.tenancy.services import api_key_create

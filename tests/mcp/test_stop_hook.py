@@ -7,7 +7,7 @@ import pytest
 
 from apps.mcp import stop_hook
 from apps.memory.models import Memory, PromotionJob, SessionMemory
-from apps.memory.services.promotion import promotion_run
+from apps.memory.services import promotion_run
 from apps.tenancy.models import ApiKeyRole
 from apps.tenancy.services import api_key_create
 from tests.memory.promotion_pipeline.conftest import FakePromoter, fact

@@ -17,15 +17,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.memory.selectors import session_history
-from apps.memory.selectors.scope_usage import ADMISSION_SQL
+from apps.memory.selectors import ADMISSION_SQL, session_history
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,
     memory_create_many,
     session_append_many,
+    tombstone_record,
 )
-from apps.memory.services.tombstones import tombstone_record
 from apps.providers.embeddings import embedding_content_hash
 from tests.tenancy.factories import TenantFactory
 

@@ -13,7 +13,7 @@ from apps.core.db.transactions import unit_of_work
 from apps.dataops.services import erase_subject, erase_tenant
 from apps.memory.exceptions import AlreadySuperseded, MemoryNotFound, QuotaExceeded
 from apps.memory.models import Memory, MemoryTombstone
-from apps.memory.selectors.scope_usage import memory_live_count, memory_scope_admission
+from apps.memory.selectors import memory_live_count, memory_scope_admission
 from apps.memory.services import (
     MemoryDraft,
     memory_create_many,
@@ -231,7 +231,7 @@ def test_a_tenant_erasure_waits_for_a_write_in_flight_instead_of_deadlocking(ten
 
 @pytest.mark.django_db(transaction=True)
 def test_counts_stay_exact_under_concurrent_writes_supersedes_and_forgets(tenant, mocker):
-    mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
     subjects = ("a", "b", "c")
     errors: list[BaseException] = []
     start = threading.Barrier(6)

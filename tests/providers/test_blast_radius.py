@@ -23,7 +23,7 @@ PATH = "/v1/embeddings"
 
 @pytest.fixture(autouse=True)
 def _no_broker(mocker):
-    mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ READ_ONLY_POSTS = {"memory_recall", "recall_context", "knowledge_search"}
 
 @pytest.fixture(autouse=True)
 def _no_broker(mocker):
-    return mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    return mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
 
 def _write(caller, body, key):

@@ -221,7 +221,7 @@ class CheckedListField(_CheckedFieldMixin, serializers.ListField):
 
 
 class QueryTextField(CheckedCharField):
-    """A query read by meaning, checked by the app's query validator (``validate_query_text``
+    """A query read by meaning, checked by the app's query validator (``apps.core.queries``
     at ``max_chars``): null, blank or non-string is its ``invalid_query``, too long its
     ``query_too_long``. The schema states the same bounds."""
 

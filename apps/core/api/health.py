@@ -31,7 +31,7 @@ def _check_cache() -> None:
 
 
 def _check_broker() -> None:
-    from config.celery import app
+    from celery import current_app as app
 
     with app.connection_for_write() as connection:
         connection.ensure_connection(max_retries=1, timeout=2)

@@ -29,27 +29,6 @@ class JsonTooDeep(ValidationFailed):
     default_code: str = CoreErrorCode.JSON_TOO_DEEP
 
 
-class InvalidQuery(ValidationFailed):
-    default_code: str = CoreErrorCode.INVALID_QUERY
-
-
-class QueryTooLong(ValidationFailed):
-    default_code: str = CoreErrorCode.QUERY_TOO_LONG
-
-
-def validate_query_text(query: object, *, max_chars: int) -> str:
-    """The query contract every read by meaning shares, checked before anything is embedded:
-    a non-blank string (422 ``invalid_query``) of at most ``max_chars`` characters (422
-    ``query_too_long``)."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidQuery("query must be a non-blank string.")
-    if len(query) > max_chars:
-        raise QueryTooLong(
-            f"query is longer than {max_chars} characters.", details={"max_chars": max_chars}
-        )
-    return query
-
-
 def has_forbidden_characters(text: str) -> bool:
     return _FORBIDDEN.search(text) is not None
 

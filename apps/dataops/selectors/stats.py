@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
 from apps.dataops.models import ReembedRun
-from apps.knowledge.selectors.metrics import article_status_counts
+from apps.knowledge.selectors import article_status_counts
 from apps.memory.models import (
     Memory,
     MemorySource,

@@ -20,7 +20,7 @@ from apps.dataops.export_format import (
     turn_to_mapping,
     watermark_to_mapping,
 )
-from apps.knowledge.selectors.transfer import knowledge_snapshot
+from apps.knowledge.selectors import knowledge_snapshot
 from apps.memory.models import Memory, SessionMemory, SessionPromotion
 from apps.projects.selectors import project_list
 from apps.tenancy.models import Tenant

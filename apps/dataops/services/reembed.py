@@ -32,7 +32,7 @@ from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.dataops.exceptions import ReembedAlreadyRunning, ReembedInterrupted
 from apps.dataops.models import ReembedRun
-from apps.knowledge.services.embedding import article_reembed_batch, article_reembed_remaining
+from apps.knowledge.services import article_reembed_batch, article_reembed_remaining
 from apps.memory.models import Memory
 from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
 from apps.tenancy.models import Tenant

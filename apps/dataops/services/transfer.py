@@ -42,8 +42,8 @@ from apps.dataops.export_format import (
     RecordType,
 )
 from apps.knowledge.models import ArticleStatus
-from apps.knowledge.selectors.transfer import article_ids_in_tenant
-from apps.knowledge.services.transfer import knowledge_restore
+from apps.knowledge.selectors import article_ids_in_tenant
+from apps.knowledge.services import knowledge_restore
 from apps.knowledge.transfer import ArticleSnapshot
 from apps.memory.models import Memory, MemorySource, SessionMemory, SessionPromotion
 from apps.memory.services import memory_restore

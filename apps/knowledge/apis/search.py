@@ -40,7 +40,7 @@ from apps.knowledge.selectors import (
     validate_knowledge_query,
     validate_session_id,
 )
-from apps.knowledge.services.search import knowledge_search_record
+from apps.knowledge.services import knowledge_search_record
 from apps.knowledge.viewer import Viewer
 from apps.tenancy.api_base import ReadByMeaningApi, TenantApi
 

@@ -35,9 +35,9 @@ from typing import Any
 from django.conf import settings
 from django.db import OperationalError
 
-from apps.core.api.input import validate_query_text
 from apps.core.db.routers import PRIMARY
 from apps.core.heavy_read import HeavyReadShed
+from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
 from apps.core.telemetry import emit
 from apps.knowledge.diversity import Candidate, DiversityOptions, select

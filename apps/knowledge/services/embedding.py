@@ -21,8 +21,8 @@ from apps.core.db.on_commit import enqueue_on_commit
 from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.knowledge.models import Article, ArticleStatus
+from apps.knowledge.queue import EMBED_ARTICLES
 from apps.knowledge.services.fields import article_embedding_text
-from apps.knowledge.tasks import embed_articles_task
 from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
@@ -45,7 +45,7 @@ def enqueue_article_embedding(article_ids: Sequence[object]) -> None:
     batch = settings.EMBEDDING_BATCH_SIZE
     for start in range(0, len(ids), batch):
         # With the broker down, the backfill embeds them later.
-        enqueue_on_commit(embed_articles_task, ids[start : start + batch])
+        enqueue_on_commit(EMBED_ARTICLES, ids[start : start + batch])
 
 
 def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]]) -> int:

@@ -6,7 +6,7 @@ import uuid
 from dataclasses import dataclass
 
 from apps.knowledge.models import Article
-from apps.knowledge.selectors.articles import LinkView, article_get, article_links
+from apps.knowledge.selectors import LinkView, article_get, article_links
 from apps.knowledge.services.access import record_opened
 from apps.knowledge.viewer import Viewer
 from apps.tenancy.models import Tenant

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from apps.knowledge.selectors.search import SearchResult
+from apps.knowledge.selectors import SearchResult
 from apps.knowledge.services.access import record_surfaced
 from apps.knowledge.viewer import Viewer
 from apps.tenancy.models import Tenant

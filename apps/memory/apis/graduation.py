@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from apps.core.api.fields import CheckedChoiceField, CheckedInputSerializer, CheckedUUIDField
 from apps.core.api.serializers import WRITE_ERRORS, ErrorSerializer
-from apps.memory.services.graduation import (
+from apps.memory.services import (
     RE_SCOPE_GLOBAL,
     memory_graduate,
     parse_memory_id,

@@ -29,8 +29,7 @@ from apps.memory.apis.common import (
     enforce_write_rate,
 )
 from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
-from apps.memory.selectors import memory_list, memory_list_all_subjects
-from apps.memory.selectors.provenance import memory_provenance
+from apps.memory.selectors import memory_list, memory_list_all_subjects, memory_provenance
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,

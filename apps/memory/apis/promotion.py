@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from apps.core.api.fields import CheckedCharField, CheckedInputSerializer
 from apps.core.api.serializers import WRITE_ERRORS
 from apps.memory.models import SESSION_ID_MAX_LENGTH
-from apps.memory.services.promotion import promotion_request, validate_promotion_session_id
+from apps.memory.services import promotion_request, validate_promotion_session_id
 from apps.tenancy.api_base import TenantApi, idempotent
 
 

@@ -23,9 +23,9 @@ from apps.memory.selectors import (
     RECALL_MODES,
     RECALL_SELECTION_REASONS,
     memory_recall,
+    validate_recall_query,
 )
-from apps.memory.selectors.recall import validate_recall_query
-from apps.memory.services.recall import memory_recall_record
+from apps.memory.services import memory_recall_record
 from apps.tenancy.api_base import ReadByMeaningApi
 
 

@@ -5,6 +5,7 @@ from apps.memory.selectors.listing import (
     memory_list_all_subjects,
     session_history,
 )
+from apps.memory.selectors.provenance import memory_provenance
 from apps.memory.selectors.recall import (
     EMBEDDING_STATUSES,
     RECALL_MODES,
@@ -12,16 +13,35 @@ from apps.memory.selectors.recall import (
     RecallHit,
     RecallResult,
     memory_recall,
+    validate_recall_query,
+)
+from apps.memory.selectors.recall.hybrid import fuse
+from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking
+from apps.memory.selectors.recall.scope import recall_scope, reset_scope_templates
+from apps.memory.selectors.scope_usage import (
+    ADMISSION_SQL,
+    memory_live_count,
+    memory_scope_admission,
 )
 
 __all__ = [
+    "ADMISSION_SQL",
     "EMBEDDING_STATUSES",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
+    "Keywords",
     "RecallHit",
     "RecallResult",
+    "fuse",
+    "keyword_ranking",
     "memory_list",
     "memory_list_all_subjects",
+    "memory_live_count",
+    "memory_provenance",
     "memory_recall",
+    "memory_scope_admission",
+    "recall_scope",
+    "reset_scope_templates",
     "session_history",
+    "validate_recall_query",
 ]

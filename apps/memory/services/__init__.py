@@ -8,6 +8,13 @@ from apps.memory.services.embedding import (
     memory_wake_embeddings,
 )
 from apps.memory.services.erasure import memory_erase, memory_erasure_lock
+from apps.memory.services.graduation import (
+    RE_SCOPE_GLOBAL,
+    memory_graduate,
+    memory_graduation_sweep,
+    parse_memory_id,
+    parse_re_scope,
+)
 from apps.memory.services.long_term import (
     memory_create_many,
     memory_forget,
@@ -15,6 +22,23 @@ from apps.memory.services.long_term import (
     memory_remember,
     memory_supersede,
 )
+from apps.memory.services.promotion import (
+    PromotionSnoozed,
+    assert_promotion_ttl_invariant,
+    confidence_gate,
+    promotion_persist,
+    promotion_request,
+    promotion_run,
+    validate_promotion_session_id,
+)
+from apps.memory.services.promotion_lease import (
+    RETRIES_EXHAUSTED,
+    assert_promotion_lease_invariant,
+    job_claim,
+    job_fail,
+)
+from apps.memory.services.promotion_sweeper import promotion_sweep
+from apps.memory.services.recall import memory_recall_record
 from apps.memory.services.rows import MemoryDraft, memory_restore
 from apps.memory.services.sessions import (
     SessionTurnDraft,
@@ -24,10 +48,19 @@ from apps.memory.services.sessions import (
     session_prune_expired,
     session_turn_delete,
 )
+from apps.memory.services.tombstones import tombstone_record
 
 __all__ = [
+    "RETRIES_EXHAUSTED",
+    "RE_SCOPE_GLOBAL",
     "MemoryDraft",
+    "PromotionSnoozed",
     "SessionTurnDraft",
+    "assert_promotion_lease_invariant",
+    "assert_promotion_ttl_invariant",
+    "confidence_gate",
+    "job_claim",
+    "job_fail",
     "memory_backfill_embeddings",
     "memory_create_many",
     "memory_drain_embeddings",
@@ -36,14 +69,25 @@ __all__ = [
     "memory_erasure_lock",
     "memory_forget",
     "memory_forget_any",
+    "memory_graduate",
+    "memory_graduation_sweep",
+    "memory_recall_record",
     "memory_remember",
     "memory_restore",
     "memory_supersede",
     "memory_wake_embeddings",
     "memory_write_batch",
+    "parse_memory_id",
+    "parse_re_scope",
+    "promotion_persist",
+    "promotion_request",
+    "promotion_run",
+    "promotion_sweep",
     "session_append",
     "session_append_many",
     "session_clear",
     "session_prune_expired",
     "session_turn_delete",
+    "tombstone_record",
+    "validate_promotion_session_id",
 ]

@@ -41,7 +41,7 @@ from apps.core.db.transactions import write_transaction
 from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.memory.models import EmbeddingWake, Memory
-from apps.memory.tasks import drain_embeddings_task
+from apps.memory.queue import DRAIN_EMBEDDINGS
 from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
 from apps.providers.exceptions import ProvidersErrorCode
 from apps.tenancy.models import Tenant
@@ -84,7 +84,7 @@ def memory_wake_embeddings(*, tenant_id: uuid.UUID | str) -> bool:
     if not claimed:
         return False
     try:
-        drain_embeddings_task.apply_async(
+        DRAIN_EMBEDDINGS.apply_async(
             args=[str(tenant_id)], countdown=settings.MEMORY_EMBEDDING_WAKE_DELAY_SECONDS or None
         )
     except Exception:

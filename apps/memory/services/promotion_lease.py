@@ -26,7 +26,7 @@ from apps.core.db.on_commit import after_commit
 from apps.core.db.transactions import write_transaction
 from apps.core.telemetry import emit
 from apps.memory.models import PROMOTION_IN_FLIGHT_STATUSES, PromotionJob, PromotionJobStatus
-from apps.memory.tasks import promote_session_task
+from apps.memory.queue import PROMOTE_SESSION
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def enqueue_job(job_id: uuid.UUID) -> Callable[[], None]:
 
     def enqueue() -> None:
         try:
-            promote_session_task.delay(str(job_id))
+            PROMOTE_SESSION.delay(str(job_id))
         except Exception:  # the broker's own errors vary by transport
             logger.warning("promotion job %s not sent; the reaper re-sends it", job_id)
             emit("memory_promotion.enqueue_failed", {"count": 1}, {"job_id": str(job_id)})

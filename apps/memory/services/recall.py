@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from apps.memory.recall_bump import schedule_recall_bump
-from apps.memory.selectors.recall.results import RecallResult
+from apps.memory.selectors import RecallResult
 
 
 def memory_recall_record(*, result: RecallResult) -> bool:

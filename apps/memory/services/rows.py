@@ -24,7 +24,7 @@ from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
 from apps.memory.exceptions import QuotaExceeded
 from apps.memory.models import Memory, MemorySource
-from apps.memory.selectors.scope_usage import memory_scope_admission
+from apps.memory.selectors import memory_scope_admission
 from apps.memory.services.derived_context import thread_new_memories
 from apps.memory.services.embedding import memory_wake_embeddings
 from apps.memory.services.tombstones import tombstone_clear

@@ -29,7 +29,7 @@ from django.core.management.base import CommandError, CommandParser
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.memory.selectors.recall import RECALL_MODES
+from apps.memory.selectors import RECALL_MODES
 from lab.locomo import dataset as locomo
 from lab.locomo import harness
 

@@ -136,6 +136,6 @@ def replica(standby: EmbeddedServer, settings: Any) -> Iterator[Standby]:
 @pytest.fixture
 def replica_down(standby: EmbeddedServer) -> DatabaseWrapper:
     """A heavy_read connection to a port nothing listens on."""
-    from apps.core.embedded_postgres import _free_port
+    from apps.core.embedded_postgres import free_port
 
-    return _wrapper(standby, connections[PRIMARY].settings_dict["NAME"], port=_free_port())
+    return _wrapper(standby, connections[PRIMARY].settings_dict["NAME"], port=free_port())

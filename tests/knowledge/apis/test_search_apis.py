@@ -8,8 +8,7 @@ import pytest
 
 from apps.knowledge.models import ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_search
-from apps.knowledge.services import record_referenced
-from apps.knowledge.services.search import knowledge_search_record
+from apps.knowledge.services import knowledge_search_record, record_referenced
 from apps.knowledge.viewer import Viewer
 from tests.knowledge.helpers import BASE, CURATOR, break_embeddings, error, publish
 

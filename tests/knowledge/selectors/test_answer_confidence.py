@@ -6,8 +6,12 @@ from collections import Counter
 
 import pytest
 
-from apps.knowledge.selectors import answer_confidence, knowledge_search
-from apps.knowledge.selectors.confidence import MAX_SEPARATION, score_separation
+from apps.knowledge.selectors import (
+    MAX_SEPARATION,
+    answer_confidence,
+    knowledge_search,
+    score_separation,
+)
 from lab.gate_calibration import CORPUS, JUNK_QUERIES, RELEVANT_QUERIES
 from tests.knowledge.helpers import publish
 

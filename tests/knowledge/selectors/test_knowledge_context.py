@@ -6,8 +6,7 @@ import pytest
 
 from apps.knowledge.models import ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_context
-from apps.knowledge.services import article_link_create
-from apps.knowledge.services.search import knowledge_search_record
+from apps.knowledge.services import article_link_create, knowledge_search_record
 from tests.knowledge.helpers import CURATOR, publish
 
 pytestmark = pytest.mark.django_db

@@ -6,13 +6,12 @@ import uuid
 
 import pytest
 
-from apps.core.api.input import InvalidQuery, QueryTooLong
+from apps.core.queries import InvalidQuery, QueryTooLong
 from apps.knowledge.diversity import DiversityOptions
 from apps.knowledge.exceptions import InvalidSessionId
 from apps.knowledge.models import Article, ArticleAccessEvent
-from apps.knowledge.selectors import knowledge_search
-from apps.knowledge.selectors.search import snippet_for
-from apps.knowledge.services.search import knowledge_search_record
+from apps.knowledge.selectors import knowledge_search, snippet_for
+from apps.knowledge.services import knowledge_search_record
 from apps.knowledge.viewer import Viewer
 from tests.knowledge.helpers import break_embeddings, publish
 from tests.projects.factories import ProjectFactory

@@ -16,8 +16,12 @@ from apps.knowledge.exceptions import (
 )
 from apps.knowledge.models import ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_retrieval_metrics, knowledge_search
-from apps.knowledge.services import record_opened, record_referenced, record_surfaced
-from apps.knowledge.services.search import knowledge_search_record
+from apps.knowledge.services import (
+    knowledge_search_record,
+    record_opened,
+    record_referenced,
+    record_surfaced,
+)
 from tests.knowledge.helpers import publish, table_rows
 
 pytestmark = pytest.mark.django_db

@@ -32,7 +32,7 @@ def test_a_curator_creates_with_the_chosen_status_and_the_vector_follows_on_comm
     tenant, curator, mocker, django_capture_on_commit_callbacks
 ):
     # given
-    delay = mocker.patch("apps.knowledge.services.embedding.embed_articles_task.delay")
+    delay = mocker.patch("apps.knowledge.queue.EMBED_ARTICLES.delay")
 
     # when
     with django_capture_on_commit_callbacks(execute=True):
@@ -100,7 +100,7 @@ def test_an_edit_with_the_current_version_applies_and_bumps_it(
 ):
     # given
     article = publish(tenant, "Retry policy", "Retry three times.")
-    delay = mocker.patch("apps.knowledge.services.embedding.embed_articles_task.delay")
+    delay = mocker.patch("apps.knowledge.queue.EMBED_ARTICLES.delay")
 
     # when
     with django_capture_on_commit_callbacks(execute=True):

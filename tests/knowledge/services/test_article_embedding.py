@@ -11,8 +11,8 @@ from apps.knowledge.services import (
     article_embed_pending,
     article_update,
 )
-from apps.knowledge.services.embedding import _store_vectors
 from apps.knowledge.tasks import backfill_article_embeddings_task, embed_articles_task
+from apps.providers.embeddings import embed_texts
 from tests.knowledge.helpers import break_embeddings, publish
 
 pytestmark = pytest.mark.django_db
@@ -33,24 +33,30 @@ def test_pending_articles_are_embedded_once(tenant):
     assert stored.embedded_at is not None
 
 
-def test_a_vector_computed_before_an_edit_is_discarded(tenant, curator):
-    # given: the worker loaded version 1, then the article was edited to version 2
+def test_a_vector_computed_before_an_edit_is_discarded(tenant, curator, mocker):
+    # given: the article is edited to version 2 while the provider embeds version 1
     article = publish(tenant, "Retry policy", "Retry three times.", embed=False)
-    loaded = Article.objects.get(pk=article.pk)
-    article_update(
-        tenant=tenant,
-        viewer=curator,
-        article_id=article.pk,
-        version=1,
-        changes=ArticleChanges(body="Retry twice."),
-    )
+
+    def embed_then_edit(config, texts):
+        vectors = embed_texts(config, texts)
+        article_update(
+            tenant=tenant,
+            viewer=curator,
+            article_id=article.pk,
+            version=1,
+            changes=ArticleChanges(body="Retry twice."),
+        )
+        return vectors
+
+    mocker.patch("apps.knowledge.services.embedding.embed_texts", side_effect=embed_then_edit)
 
     # when
-    written = _store_vectors(rows=[loaded], vectors=[[1.0] + [0.0] * 383])
+    run = article_embed_pending(article_ids=[str(article.pk)])
 
-    # then
-    assert written == 0
-    assert Article.objects.get(pk=article.pk).embedding is None
+    # then: the stale vector is not stored; the edit's own task embeds version 2
+    assert run.embedded == 0
+    stored = Article.objects.get(pk=article.pk)
+    assert (stored.version, stored.embedding) == (2, None)
 
 
 def test_an_outage_leaves_articles_pending_and_the_task_retries(tenant, mocker):

@@ -20,7 +20,7 @@ BATCH = "/api/v1/memory/batch"
 
 @pytest.fixture(autouse=True)
 def _no_broker(mocker):
-    return mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    return mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
 
 def _embed_all():

@@ -11,7 +11,7 @@ BATCH = "/api/v1/memory/batch"
 
 @pytest.fixture(autouse=True)
 def _no_broker(mocker):
-    return mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    return mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
 
 def test_a_memory_written_with_occurred_at_returns_it(agent):

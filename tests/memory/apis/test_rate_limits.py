@@ -13,7 +13,7 @@ BATCH = "/api/v1/memory/batch"
 
 @pytest.fixture(autouse=True)
 def _no_broker(mocker):
-    mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
 
 def test_rotating_keys_of_one_agent_share_a_bucket(agent, make_caller, tenant, settings):

@@ -21,7 +21,7 @@ UNREACHABLE_BROKER = "redis://127.0.0.1:1/0"
 
 @pytest.fixture
 def enqueue(mocker):
-    return mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    return mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,15 @@ from apps.knowledge.viewer import Viewer
 from apps.memory.exceptions import Forgotten
 from apps.memory.models import Memory, MemoryTombstone
 from apps.memory.promotion.types import Candidate
-from apps.memory.services import MemoryDraft, memory_forget, memory_forget_any, memory_supersede
-from apps.memory.services.graduation import memory_graduate, memory_graduation_sweep
-from apps.memory.services.promotion import promotion_persist
+from apps.memory.services import (
+    MemoryDraft,
+    memory_forget,
+    memory_forget_any,
+    memory_graduate,
+    memory_graduation_sweep,
+    memory_supersede,
+    promotion_persist,
+)
 from apps.providers.embeddings import embedding_content_hash
 from tests.knowledge.helpers import publish
 from tests.memory.helpers import remember

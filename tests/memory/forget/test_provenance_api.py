@@ -4,9 +4,12 @@ import uuid
 
 from apps.memory.models import Memory
 from apps.memory.promotion.types import Candidate
-from apps.memory.services import SessionTurnDraft, session_append_many
-from apps.memory.services.graduation import memory_graduate
-from apps.memory.services.promotion import promotion_persist
+from apps.memory.services import (
+    SessionTurnDraft,
+    memory_graduate,
+    promotion_persist,
+    session_append_many,
+)
 
 
 def test_a_promoted_graduated_memory_shows_both_directions(tenant, agent, other_agent):

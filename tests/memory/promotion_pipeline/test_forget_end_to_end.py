@@ -8,8 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.memory.models import Memory
-from apps.memory.services import memory_embed_pending
-from apps.memory.services.promotion import promotion_request, promotion_run
+from apps.memory.services import memory_embed_pending, promotion_request, promotion_run
 from tests.knowledge.helpers import break_embeddings
 from tests.memory.promotion_pipeline.conftest import add_turns, fact
 

@@ -12,10 +12,14 @@ from django.utils import timezone
 
 from apps.knowledge.models import Article
 from apps.memory.models import Memory, PromotionJob, SessionMemory, SessionPromotion
-from apps.memory.services import memory_backfill_embeddings, session_prune_expired
-from apps.memory.services.graduation import memory_graduation_sweep
-from apps.memory.services.promotion import promotion_request, promotion_run
-from apps.memory.services.promotion_sweep import promotion_sweep
+from apps.memory.services import (
+    memory_backfill_embeddings,
+    memory_graduation_sweep,
+    promotion_request,
+    promotion_run,
+    promotion_sweep,
+    session_prune_expired,
+)
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import tenant_halt, tenant_resume
 from tests.memory.helpers import remember
@@ -51,14 +55,13 @@ def test_a_halt_during_the_compile_stops_the_write(tenant, promoter, monkeypatch
     promoter.says(fact("The user deploys with Argo CD."))
     job_id = promotion_request(tenant=tenant, subject_id="agent-a", session_id="s1").job_id
     from apps.memory.promotion.compiler import compile_turns as real_compile
-    from apps.memory.services import promotion as promotion_module
 
     def compile_then_halt(*args, **kwargs):
         candidates = real_compile(*args, **kwargs)
         tenant_halt(tenant=Tenant.objects.get(pk=tenant.pk))
         return candidates
 
-    monkeypatch.setattr(promotion_module, "compile_turns", compile_then_halt)
+    monkeypatch.setattr("apps.memory.services.promotion.compile_turns", compile_then_halt)
     status = promotion_run(job_id=job_id)
 
     assert status == "dropped"

@@ -6,8 +6,7 @@ import pytest
 from django.db import connection
 
 from apps.memory.models import Memory, PromotionJob
-from apps.memory.services.promotion import promotion_request, promotion_run
-from apps.memory.services.promotion_sweep import promotion_sweep
+from apps.memory.services import promotion_request, promotion_run, promotion_sweep
 from apps.memory.tasks import promote_session_task
 from apps.tenancy.services import tenant_halt
 from tests.memory.promotion_pipeline.conftest import add_turns, fact
@@ -18,7 +17,7 @@ PROMOTE = "/api/v1/memory/promote"
 @pytest.fixture
 def run_enqueued_jobs(mocker):
     """Capture on-commit enqueues and run them the way the worker would."""
-    delay = mocker.patch.object(promote_session_task, "delay")
+    delay = mocker.patch("apps.memory.queue.PROMOTE_SESSION.delay")
 
     def run():
         for call in delay.call_args_list:
@@ -156,7 +155,7 @@ def test_promote_requires_a_key(anonymous, db):
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_triggers_never_overshoot_the_budget(tenant, settings, mocker):
     settings.PROMOTION_BUDGET_PER_HOUR = 3
-    mocker.patch.object(promote_session_task, "delay")
+    mocker.patch("apps.memory.queue.PROMOTE_SESSION.delay")
     sessions = [f"s{i}" for i in range(12)]
     for session in sessions:
         add_turns(tenant, "agent-a", session, "turn one", "turn two")

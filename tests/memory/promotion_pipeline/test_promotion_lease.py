@@ -7,9 +7,14 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
 from apps.memory.models import Memory, PromotionJob
-from apps.memory.services.promotion import PromotionSnoozed, promotion_request, promotion_run
-from apps.memory.services.promotion_lease import assert_promotion_lease_invariant, job_claim
-from apps.memory.services.promotion_sweep import promotion_sweep
+from apps.memory.services import (
+    PromotionSnoozed,
+    assert_promotion_lease_invariant,
+    job_claim,
+    promotion_request,
+    promotion_run,
+    promotion_sweep,
+)
 from apps.memory.tasks import MAX_PROMOTION_SNOOZES, promote_session_task
 from tests.memory.promotion_pipeline.conftest import add_turns, fact
 

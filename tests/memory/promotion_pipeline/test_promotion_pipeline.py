@@ -6,14 +6,15 @@ from apps.memory.exceptions import BudgetExceeded, ReservedSubject
 from apps.memory.models import Memory, PromotionJob, SessionPromotion
 from apps.memory.promotion.types import EVAL_SUBJECT_ID, Candidate
 from apps.memory.selectors import memory_recall
-from apps.memory.services import MemoryDraft, memory_remember
-from apps.memory.services.promotion import (
+from apps.memory.services import (
+    MemoryDraft,
     PromotionSnoozed,
+    memory_remember,
     promotion_persist,
     promotion_request,
     promotion_run,
+    promotion_sweep,
 )
-from apps.memory.services.promotion_sweep import promotion_sweep
 from tests.knowledge.helpers import publish
 from tests.memory.promotion_pipeline.conftest import add_turns, fact
 

@@ -3,8 +3,12 @@
 from datetime import UTC, datetime
 
 from apps.memory.models import Memory, SessionMemory
-from apps.memory.services import SessionTurnDraft, session_append_many
-from apps.memory.services.promotion import promotion_request, promotion_run
+from apps.memory.services import (
+    SessionTurnDraft,
+    promotion_request,
+    promotion_run,
+    session_append_many,
+)
 from tests.memory.promotion_pipeline.conftest import add_turns, fact
 
 MEMORY = "/api/v1/memory"

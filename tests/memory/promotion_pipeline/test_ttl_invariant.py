@@ -1,7 +1,7 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from apps.memory.services.promotion import assert_promotion_ttl_invariant
+from apps.memory.services import assert_promotion_ttl_invariant
 
 
 def test_default_settings_satisfy_the_invariant(settings):

@@ -3,7 +3,7 @@
 import random
 import uuid
 
-from apps.memory.selectors.recall.keyword import fuse
+from apps.memory.selectors import fuse
 
 
 def _ids(count: int, seed: int) -> list[uuid.UUID]:

@@ -7,9 +7,7 @@ import pytest
 from django.db import connections
 
 from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
-from apps.memory.selectors import memory_recall
-from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking
-from apps.memory.selectors.recall.scope import recall_scope
+from apps.memory.selectors import Keywords, keyword_ranking, memory_recall, recall_scope
 from tests.memory.factories import MemoryFactory, memory_row
 
 VOCABULARY = [

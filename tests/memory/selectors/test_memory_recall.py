@@ -199,7 +199,7 @@ def test_a_failing_heavy_read_repo_degrades_to_the_scoped_fallback(tenant, other
         side_effect=OperationalError("canceling statement due to statement timeout"),
     )
     mocker.patch(
-        "apps.memory.selectors.recall.keyword_recall",
+        "apps.memory.selectors.recall.hybrid_recall",
         side_effect=OperationalError("canceling statement due to statement timeout"),
     )
 

@@ -5,8 +5,7 @@ import pytest
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import heavy_read_slot
 from apps.core.repos import ScopeViolation, heavy_read_memories
-from apps.memory.selectors import memory_recall
-from apps.memory.selectors.recall.scope import reset_scope_templates
+from apps.memory.selectors import memory_recall, reset_scope_templates
 from apps.memory.services import MemoryDraft, memory_embed_pending, memory_supersede
 from tests.memory.factories import memory_row
 from tests.memory.helpers import remember

@@ -12,9 +12,8 @@ from apps.memory.recall_bump import (
     schedule_recall_bump,
     wait_for_pending_bumps,
 )
-from apps.memory.selectors import memory_recall
-from apps.memory.selectors.recall.results import RecallResult
-from apps.memory.services.recall import memory_recall_record
+from apps.memory.selectors import RecallResult, memory_recall
+from apps.memory.services import memory_recall_record
 from tests.memory.helpers import remember
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])

@@ -10,7 +10,7 @@ from apps.knowledge.selectors import knowledge_search
 from apps.knowledge.viewer import Viewer
 from apps.memory.exceptions import AlreadyGraduated, InvalidMemoryId, MemoryNotFound
 from apps.memory.models import Memory
-from apps.memory.services.graduation import memory_graduate, memory_graduation_sweep
+from apps.memory.services import memory_graduate, memory_graduation_sweep
 from tests.knowledge.helpers import break_embeddings, publish
 from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory

@@ -14,7 +14,7 @@ from tests.projects.factories import ProjectFactory
 def test_remember_writes_a_pending_row_and_embeds_after_commit(
     tenant, django_capture_on_commit_callbacks, mocker
 ):
-    delay = mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    delay = mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         memory = memory_remember(
@@ -37,7 +37,7 @@ def test_a_large_batch_wakes_one_drain_and_a_rolled_back_write_none(
     tenant, settings, django_capture_on_commit_callbacks, mocker
 ):
     settings.EMBEDDING_BATCH_SIZE = 2
-    delay = mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    delay = mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         memory_create_many(

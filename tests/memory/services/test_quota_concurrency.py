@@ -16,7 +16,7 @@ QUOTA = 10
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_writers_stop_exactly_at_the_quota(tenant, settings, mocker):
     settings.MEMORY_QUOTA_LIVE_ROWS = QUOTA
-    mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
     start = threading.Barrier(WRITERS)
     outcomes: list[str] = []
     lock = threading.Lock()

@@ -1,19 +1,23 @@
 """The graduation and promotion sweeps: one bad candidate is isolated, tenants are served fairly."""
 
+import pkgutil
 from datetime import timedelta
 
 from django.utils import timezone
 
 from apps.memory.models import GraduationDeferral, Memory, PromotionJob, PromotionJobStatus
-from apps.memory.services import SessionTurnDraft, session_append_many
-from apps.memory.services import graduation as graduation_module
-from apps.memory.services import promotion_sweep as sweep_module
-from apps.memory.services.graduation import memory_graduation_sweep
-from apps.memory.services.promotion_sweep import promotion_sweep
+from apps.memory.services import (
+    SessionTurnDraft,
+    memory_graduation_sweep,
+    promotion_sweep,
+    session_append_many,
+)
 from tests.memory.helpers import remember
 from tests.tenancy.factories import TenantFactory
 
 IDLE = timedelta(minutes=20)  # past the sweep's idle delay
+GRADUATION_PROPOSE = "apps.memory.services.graduation._propose"
+SWEEP_PROMOTION_REQUEST = "apps.memory.services.promotion_sweeper.promotion_request"
 
 
 def _hot(tenant, subject, text, recalls):
@@ -22,15 +26,16 @@ def _hot(tenant, subject, text, recalls):
     return memory
 
 
-def _failing_for(monkeypatch, module, name, poisoned):
-    real = getattr(module, name)
+def _failing_for(monkeypatch, target, poisoned):
+    """Make the function at ``target`` (where the sweep looks it up) raise for poisoned calls."""
+    real = pkgutil.resolve_name(target)
 
     def maybe_explode(*args, **kwargs):
         if poisoned(args, kwargs):
             raise RuntimeError("poisoned candidate")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(module, name, maybe_explode)
+    monkeypatch.setattr(target, maybe_explode)
 
 
 def test_graduation_sweep_isolates_a_failing_memory_and_defers_it(tenant, monkeypatch, settings):
@@ -38,7 +43,7 @@ def test_graduation_sweep_isolates_a_failing_memory_and_defers_it(tenant, monkey
     others = [
         _hot(tenant, "agent-a", f"Ordinary hot fact number {i}.", recalls=5) for i in range(2)
     ]
-    _failing_for(monkeypatch, graduation_module, "_propose", lambda a, k: a[0].pk == poisoned.pk)
+    _failing_for(monkeypatch, GRADUATION_PROPOSE, lambda a, k: a[0].pk == poisoned.pk)
     now = timezone.now()
 
     first = memory_graduation_sweep(now=now)
@@ -60,7 +65,7 @@ def test_graduation_sweep_isolates_a_failing_memory_and_defers_it(tenant, monkey
 
 def test_a_deferral_is_removed_when_the_memory_graduates(tenant, monkeypatch):
     memory = _hot(tenant, "agent-a", "Flaky at first, fine later.", recalls=5)
-    _failing_for(monkeypatch, graduation_module, "_propose", lambda a, k: True)
+    _failing_for(monkeypatch, GRADUATION_PROPOSE, lambda a, k: True)
     now = timezone.now()
     memory_graduation_sweep(now=now)
     monkeypatch.undo()
@@ -91,9 +96,7 @@ def _session(tenant, subject, session_id, ttl_seconds=3600):
 def test_promotion_sweep_isolates_a_failing_session(tenant, monkeypatch):
     for name in ("first", "poisoned", "last"):
         _session(tenant, "agent-a", name)
-    _failing_for(
-        monkeypatch, sweep_module, "promotion_request", lambda a, k: k["session_id"] == "poisoned"
-    )
+    _failing_for(monkeypatch, SWEEP_PROMOTION_REQUEST, lambda a, k: k["session_id"] == "poisoned")
 
     swept = promotion_sweep(now=timezone.now() + IDLE)
 

@@ -18,14 +18,14 @@ from apps.memory.services import (
     memory_remember,
     memory_wake_embeddings,
 )
-from apps.memory.services import embedding as embedding_service
 from apps.memory.tasks import drain_embeddings_task
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts
 from apps.providers.exceptions import ProvidersErrorCode
 from config.celery import app as celery_app
 from tests.memory.helpers import remember
 
-DELAY = "apps.memory.services.embedding.drain_embeddings_task.apply_async"
+EMBED_TEXTS = "apps.memory.services.embedding.embed_texts"
+DELAY = "apps.memory.queue.DRAIN_EMBEDDINGS.apply_async"
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def calls(mocker):
             sent.append(list(texts))
         return embed_texts(config, texts)
 
-    mocker.patch.object(embedding_service, "embed_texts", side_effect=spy)
+    mocker.patch(EMBED_TEXTS, side_effect=spy)
     return sent
 
 
@@ -169,7 +169,7 @@ def test_a_row_the_provider_refuses_holds_up_neither_newer_rows_nor_its_batch(
             raise EmbeddingsUnavailable(ProvidersErrorCode.PROVIDER_ERROR, "refused")
         return embed_texts(config, texts)
 
-    provider = mocker.patch.object(embedding_service, "embed_texts", side_effect=refuse_poison)
+    provider = mocker.patch(EMBED_TEXTS, side_effect=refuse_poison)
     poison = remember(tenant, "a", "the poison zeppelin text", embed=False)
     for index in range(3):
         remember(tenant, "a", f"innocent {index}", embed=False)
@@ -232,7 +232,7 @@ def test_two_concurrent_drains_embed_every_row_exactly_once(tenant, settings, mo
             barrier.wait()
         return embed_texts(config, texts)
 
-    mocker.patch.object(embedding_service, "embed_texts", side_effect=provider)
+    mocker.patch(EMBED_TEXTS, side_effect=provider)
     errors: list[BaseException] = []
 
     def drain() -> None:

@@ -13,8 +13,7 @@ import pytest
 from django.utils import timezone
 
 from apps.memory.models import Memory, PromotionJob
-from apps.memory.services.promotion import promotion_request
-from apps.memory.services.promotion_sweep import promotion_sweep
+from apps.memory.services import promotion_request, promotion_sweep
 from tests.memory.promotion_pipeline.conftest import CHAT_PATH, add_turns, fact
 from tests.memory.tasks.worker_process import (
     kill_worker,

@@ -11,14 +11,14 @@ from django.utils import timezone
 
 from apps.knowledge.models import Article, ArticleSource
 from apps.memory.models import Memory, PromotionJob, PromotionJobStatus, SessionMemory
-from apps.memory.tasks import graduation_sweep_task, promote_session_task, promotion_sweep_task
+from apps.memory.tasks import graduation_sweep_task, promotion_sweep_task
 from tests.memory.factories import MemoryFactory, PromotionJobFactory, SessionTurnFactory
 
 
 @pytest.fixture
 def promote_delay(mocker):
     """The broker: what the sweep sends after commit."""
-    return mocker.patch.object(promote_session_task, "delay")
+    return mocker.patch("apps.memory.queue.PROMOTE_SESSION.delay")
 
 
 def _idle_session(tenant, session_id: str, *, idle_for: timedelta) -> None:

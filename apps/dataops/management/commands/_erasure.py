@@ -8,7 +8,7 @@ from django.core.management.base import CommandParser
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.dataops.services.erasure import Erasure, render_erasure
+from apps.dataops.services import Erasure, render_erasure
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 

@@ -4,7 +4,7 @@ from django.core.management.base import CommandParser
 from typing_extensions import override
 
 from apps.dataops.management.commands._erasure import ErasureCommand
-from apps.dataops.services.erasure import Erasure, erase_subject
+from apps.dataops.services import Erasure, erase_subject
 from apps.tenancy.models import Tenant
 
 

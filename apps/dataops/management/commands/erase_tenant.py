@@ -3,7 +3,7 @@ from typing import Any
 from typing_extensions import override
 
 from apps.dataops.management.commands._erasure import ErasureCommand
-from apps.dataops.services.erasure import Erasure, erase_tenant
+from apps.dataops.services import Erasure, erase_tenant
 from apps.tenancy.models import Tenant
 
 

@@ -4,8 +4,8 @@ from django.core.management.base import CommandParser
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from apps.dataops.selectors.erasure import erasure_receipt_list
-from apps.dataops.services.erasure import erasure_receipt_render
+from apps.dataops.selectors import erasure_receipt_list
+from apps.dataops.services import erasure_receipt_render
 
 
 class Command(EngramCommand):

@@ -25,7 +25,7 @@ from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.dataops.export_format import to_json_line
-from apps.dataops.selectors.transfer import memory_export_records
+from apps.dataops.selectors import memory_export_records
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
 

@@ -25,7 +25,7 @@ from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.dataops.export_format import ParsedExport, parse_export
-from apps.dataops.services.transfer import memory_import
+from apps.dataops.services import memory_import
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
 

@@ -20,7 +20,7 @@ from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.knowledge.management.commands._transfer import FORMATS, resolve_format
-from apps.knowledge.selectors.transfer import knowledge_export_records
+from apps.knowledge.selectors import knowledge_export_records
 from apps.knowledge.transfer import to_json_line, to_markdown
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 

@@ -20,8 +20,7 @@ from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.knowledge.management.commands._transfer import FORMATS, resolve_format
-from apps.knowledge.services import article_embed_pending
-from apps.knowledge.services.transfer import ImportOutcome, knowledge_import
+from apps.knowledge.services import ImportOutcome, article_embed_pending, knowledge_import
 from apps.knowledge.transfer import ArticleRecord, RecordError, from_json_line, from_markdown
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 

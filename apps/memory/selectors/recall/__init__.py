@@ -4,13 +4,14 @@ One entry point, :func:`memory_recall`, and one module per ranking:
 
 * :mod:`.semantic` — the vector ranking: an exact scan of the subject's rows up to
   ``MEMORY_EXACT_SCAN_MAX_ROWS``, iterative HNSW completed exactly above it;
-* :mod:`.keyword` — Okapi BM25 in SQL, and its fusion with the vector ranking (``hybrid``);
+* :mod:`.keyword` — Okapi BM25 in SQL over the subject's postings;
+* :mod:`.hybrid` — the default: both rankings fused by weighted reciprocal rank;
 * :mod:`.fallback` — embeddings unavailable or the heavy-read repo shed/failing: the keyword
   ranking on the OLTP repo, topped up by a recent-first substring match;
 * :mod:`.scope` — the guarded (tenant, subject) predicate every statement is built around,
   compiled once per query shape, and the server-bound statement runner.
 
-Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks.md): ``semantic``,
+Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks/): ``semantic``,
 ``keyword``, ``hybrid`` (both legs fused by weighted reciprocal rank). Each hit carries a
 ``selection_reason`` (``semantic`` | ``keyword`` | ``keyword+semantic`` | ``keyword_fallback``
 | ``ilike_fallback`` | ``keyword_pending``: found by its words before its embedding landed).
@@ -25,11 +26,12 @@ from concurrent.futures import Future
 from django.conf import settings
 from django.db import OperationalError
 
-from apps.core.api.input import validate_query_text
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
+from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
 from apps.memory.selectors.recall.fallback import fallback_recall
+from apps.memory.selectors.recall.hybrid import hybrid_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
 from apps.memory.selectors.recall.results import (
     EMBEDDING_STATUSES,
@@ -139,8 +141,18 @@ def memory_recall(
                     limit=limit,
                     include_superseded=include_superseded,
                 )
-            else:
+            elif mode == MODE_KEYWORD:
                 result = keyword_recall(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    query=query,
+                    project_id=project_id,
+                    limit=limit,
+                    include_superseded=include_superseded,
+                )
+            else:
+                assert vector is not None  # noqa: S101 - every mode but keyword has one
+                result = hybrid_recall(
                     tenant=tenant,
                     subject_id=subject_id,
                     query=query,

@@ -1,13 +1,12 @@
-"""The keyword ranking (Okapi BM25 in SQL) and its fusion with the vector ranking.
+"""The keyword leg: Okapi BM25 in SQL, alone (``keyword`` mode) or as one leg of ``hybrid``.
 
 * ``keyword`` — Okapi BM25 over the stored tsvector (``search_vector``: text weight A, the
   memory's retrieval ``context`` weight B, the context the service derived weight C; a row
   has at most one of the two contexts, and both count as context), computed in SQL over the
   recall's compiled scope:
   the question's lexemes OR'd, IDF from the subject's own rows, so a name that appears in
-  every other memory weighs little and a rare word a lot;
-* ``hybrid`` — both legs, fused by weighted reciprocal rank (``MEMORY_RECALL_RRF_K``,
-  ``MEMORY_RECALL_*_WEIGHT``).
+  every other memory weighs little and a rare word a lot. ``hybrid`` (the default mode,
+  ``hybrid.py``) fuses this ranking with the vector one.
 
 The keyword leg covers the subject's every row, embedded or not; the vector leg only the
 embedded ones. A hit found by its words while its embedding is pending is
@@ -19,19 +18,15 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
-from apps.core.vectors import VectorParam
 from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
 from apps.memory.selectors.recall.results import (
     REASON_KEYWORD,
-    REASON_KEYWORD_AND_SEMANTIC,
     REASON_KEYWORD_PENDING,
-    REASON_SEMANTIC,
     STRATEGY_KEYWORD,
     RecallHit,
     RecallResult,
@@ -43,14 +38,12 @@ from apps.memory.selectors.recall.scope import (
     ROWS_PENDING,
     CompiledScope,
     count_rows,
-    fetch_rows,
     fetch_scored,
     fetch_values,
     quote,
     recall_scope,
     select_list,
 )
-from apps.memory.selectors.recall.semantic import semantic_ranking
 from apps.tenancy.models import Tenant
 
 
@@ -176,92 +169,32 @@ def keyword_ranked_ids(
     return [(pk, float(score)) for pk, score in fetch_values(scope, sql, params)]
 
 
-@dataclass(frozen=True)
-class Fused:
-    """One memory of the fused ranking: its id, fused score and the legs that ranked it."""
-
-    pk: uuid.UUID
-    score: float
-    legs: frozenset[str]
-
-
-def fuse(
-    semantic: Sequence[tuple[uuid.UUID, float]],
-    keyword: Sequence[tuple[uuid.UUID, float]],
-    limit: int,
-) -> list[Fused]:
-    """Weighted reciprocal rank fusion of the vector leg's ``(id, distance)`` and the keyword
-    leg's ``(id, bm25)``, best first; the score is normalised so 1.0 means "first in both".
-
-    The score is a rank, not a relevance: the same memory scores differently for the same
-    query as the rest of the subject changes.
-
-    Ties (equal fused score) go to the better semantic rank, then the better keyword rank,
-    then the id, so the order is total and repeatable.
-    """
-    k = settings.MEMORY_RECALL_RRF_K
-    weights = {
-        "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
-        "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
-    }
-    ranks: dict[uuid.UUID, dict[str, int]] = {}
-    for rank, (pk, _distance) in enumerate(semantic, start=1):
-        ranks.setdefault(pk, {})["semantic"] = rank
-    for rank, (pk, _score) in enumerate(keyword, start=1):
-        ranks.setdefault(pk, {})["keyword"] = rank
-    ceiling = sum(weights.values()) / (k + 1)
-    fused = {
-        pk: sum(weights[leg] / (k + rank) for leg, rank in legs.items()) / ceiling
-        for pk, legs in ranks.items()
-    }
-    inf = float("inf")
-    order = sorted(
-        ranks,
-        key=lambda pk: (
-            -fused[pk],
-            ranks[pk].get("semantic", inf),
-            ranks[pk].get("keyword", inf),
-            pk,
-        ),
-    )
-    return [
-        Fused(pk=pk, score=round(fused[pk], 6), legs=frozenset(ranks[pk])) for pk in order[:limit]
-    ]
-
-
-_REASONS = {
-    frozenset({"semantic"}): REASON_SEMANTIC,
-    frozenset({"keyword"}): REASON_KEYWORD,
-    frozenset({"semantic", "keyword"}): REASON_KEYWORD_AND_SEMANTIC,
-}
-
-
-def _keyword_reason(memory: Memory, reason: str) -> str:
+def keyword_reason(memory: Memory, reason: str) -> str:
     """A keyword hit whose embedding is still pending says so: no vector ranked it, and a
     semantic-only read would not have found it yet."""
     return REASON_KEYWORD_PENDING if memory.embedded_at is None else reason
 
 
-def keyword_recall(
-    *,
-    tenant: Tenant,
-    subject_id: str,
-    query: str,
-    vector: Future[list[float]] | None,
-    project_id: uuid.UUID | None,
-    limit: int,
-    include_superseded: bool,
-) -> RecallResult:
-    """``keyword`` (no vector) or ``hybrid`` (with the query's vector, possibly still being
-    embedded): both legs over one guarded scope. Waiting for the vector can raise
-    ``EmbeddingsUnavailable``."""
-    started = time.perf_counter()
-    meta: dict[str, Any] = {}
-    strategy = STRATEGY_KEYWORD
-    # The keyword leg ranks pending rows too (read-your-writes): a memory is findable by its
-    # words as soon as its write commits, before the embedding task reaches it.
-    scopes = {
-        rows: recall_scope(
+@dataclass(frozen=True)
+class KeywordScopes:
+    """The scopes both keyword-ranked modes read: every row in scope (the keyword leg ranks
+    pending rows too, so a memory is findable by its words as soon as its write commits), and
+    its embedded and pending parts, counted for IDF and ``pending_searched``."""
+
+    any: CompiledScope
+    embedded: CompiledScope
+    pending: CompiledScope
+
+    @property
+    def population(self) -> tuple[CompiledScope, CompiledScope]:
+        return (self.embedded, self.pending)
+
+
+def keyword_scopes(
+    *, tenant: Tenant, subject_id: str, project_id: uuid.UUID | None, include_superseded: bool
+) -> KeywordScopes:
+    any_row, embedded, pending = (
+        recall_scope(
             tenant_id=tenant.pk,
             subject_id=subject_id,
             project_id=project_id,
@@ -269,64 +202,41 @@ def keyword_recall(
             rows=rows,
         )
         for rows in (ROWS_ANY, ROWS_EMBEDDED, ROWS_PENDING)
-    }
-    population = (scopes[ROWS_EMBEDDED], scopes[ROWS_PENDING])
+    )
+    return KeywordScopes(any=any_row, embedded=embedded, pending=pending)
+
+
+def keyword_recall(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    query: str,
+    project_id: uuid.UUID | None,
+    limit: int,
+    include_superseded: bool,
+) -> RecallResult:
+    """``keyword`` mode: the subject's top-``limit`` rows by BM25, embedded or not."""
+    started = time.perf_counter()
+    scopes = keyword_scopes(
+        tenant=tenant,
+        subject_id=subject_id,
+        project_id=project_id,
+        include_superseded=include_superseded,
+    )
     keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
-    if vector is None:
-        pending = count_rows(scopes[ROWS_PENDING])
-        results = [
-            RecallHit(
-                memory=memory,
-                score=round(score, 6),
-                selection_reason=_keyword_reason(memory, REASON_KEYWORD),
-            )
-            for memory, score in keyword_ranking(
-                scopes[ROWS_ANY], keywords, limit, population=population
-            )
-        ]
-    else:
-        # The keyword leg needs no vector: it runs while the query is being embedded. Then
-        # the vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact),
-        # deeper; both legs rank ids, and only the fused winners' rows are read.
-        fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
-        keyword = keyword_ranked_ids(scopes[ROWS_ANY], keywords, fetch, population)
-        query_vector = vector.result()
-        leg = semantic_ranking(
-            tenant=tenant,
-            subject_id=subject_id,
-            vector=query_vector,
-            project_id=project_id,
-            limit=fetch,
-            include_superseded=include_superseded,
+    pending = count_rows(scopes.pending)
+    results = [
+        RecallHit(
+            memory=memory,
+            score=round(score, 6),
+            selection_reason=keyword_reason(memory, REASON_KEYWORD),
         )
-        strategy = leg.strategy
-        if "ann_iterative_scan" in leg.meta:
-            meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
-        winners = fuse(leg.ranked, keyword, limit)
-        memories, similarities, pending = fetch_rows(
-            scopes[ROWS_ANY],
-            [winner.pk for winner in winners],
-            counting=scopes[ROWS_PENDING],
-            vector=VectorParam(query_vector),
+        for memory, score in keyword_ranking(
+            scopes.any, keywords, limit, population=scopes.population
         )
-        results = [
-            RecallHit(
-                memory=memories[winner.pk],
-                score=winner.score,
-                selection_reason=_keyword_reason(memories[winner.pk], _REASONS[winner.legs]),
-                similarity=similarities[winner.pk],
-            )
-            # A winner forgotten between the ranking and this read is left out, not faked.
-            for winner in winners
-            if winner.pk in memories
-        ]
-    meta.update(
-        envelope_meta(
-            results=results,
-            limit=limit,
-            strategy=strategy,
-            pending_searched=pending,
-        )
+    ]
+    meta: dict[str, Any] = envelope_meta(
+        results=results, limit=limit, strategy=STRATEGY_KEYWORD, pending_searched=pending
     )
     meta["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return RecallResult(results=results, meta=meta)

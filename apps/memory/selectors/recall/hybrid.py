@@ -1,0 +1,160 @@
+"""``hybrid``, the default recall mode: the keyword leg (BM25, ``keyword.py``) and the vector
+leg (``semantic.py``) over one guarded scope, fused by weighted reciprocal rank
+(``MEMORY_RECALL_RRF_K``, ``MEMORY_RECALL_*_WEIGHT``).
+
+The keyword leg covers the subject's every row, embedded or not; the vector leg only the
+embedded ones. A hit found by its words while its embedding is pending is
+``keyword_pending``, and ``meta.pending_searched`` counts the pending rows in scope.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from apps.core.vectors import VectorParam
+from apps.memory.selectors.recall.keyword import (
+    Keywords,
+    keyword_ranked_ids,
+    keyword_reason,
+    keyword_scopes,
+)
+from apps.memory.selectors.recall.results import (
+    REASON_KEYWORD,
+    REASON_KEYWORD_AND_SEMANTIC,
+    REASON_SEMANTIC,
+    RecallHit,
+    RecallResult,
+    envelope_meta,
+)
+from apps.memory.selectors.recall.scope import fetch_rows
+from apps.memory.selectors.recall.semantic import semantic_ranking
+from apps.tenancy.models import Tenant
+
+
+@dataclass(frozen=True)
+class Fused:
+    """One memory of the fused ranking: its id, fused score and the legs that ranked it."""
+
+    pk: uuid.UUID
+    score: float
+    legs: frozenset[str]
+
+
+def fuse(
+    semantic: Sequence[tuple[uuid.UUID, float]],
+    keyword: Sequence[tuple[uuid.UUID, float]],
+    limit: int,
+) -> list[Fused]:
+    """Weighted reciprocal rank fusion of the vector leg's ``(id, distance)`` and the keyword
+    leg's ``(id, bm25)``, best first; the score is normalised so 1.0 means "first in both".
+
+    The score is a rank, not a relevance: the same memory scores differently for the same
+    query as the rest of the subject changes.
+
+    Ties (equal fused score) go to the better semantic rank, then the better keyword rank,
+    then the id, so the order is total and repeatable.
+    """
+    k = settings.MEMORY_RECALL_RRF_K
+    weights = {
+        "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
+        "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
+    }
+    ranks: dict[uuid.UUID, dict[str, int]] = {}
+    for rank, (pk, _distance) in enumerate(semantic, start=1):
+        ranks.setdefault(pk, {})["semantic"] = rank
+    for rank, (pk, _score) in enumerate(keyword, start=1):
+        ranks.setdefault(pk, {})["keyword"] = rank
+    ceiling = sum(weights.values()) / (k + 1)
+    fused = {
+        pk: sum(weights[leg] / (k + rank) for leg, rank in legs.items()) / ceiling
+        for pk, legs in ranks.items()
+    }
+    inf = float("inf")
+    order = sorted(
+        ranks,
+        key=lambda pk: (
+            -fused[pk],
+            ranks[pk].get("semantic", inf),
+            ranks[pk].get("keyword", inf),
+            pk,
+        ),
+    )
+    return [
+        Fused(pk=pk, score=round(fused[pk], 6), legs=frozenset(ranks[pk])) for pk in order[:limit]
+    ]
+
+
+_REASONS = {
+    frozenset({"semantic"}): REASON_SEMANTIC,
+    frozenset({"keyword"}): REASON_KEYWORD,
+    frozenset({"semantic", "keyword"}): REASON_KEYWORD_AND_SEMANTIC,
+}
+
+
+def hybrid_recall(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    query: str,
+    vector: Future[list[float]],
+    project_id: uuid.UUID | None,
+    limit: int,
+    include_superseded: bool,
+) -> RecallResult:
+    """Both legs over one guarded scope, with the query's vector possibly still being
+    embedded. Waiting for the vector can raise ``EmbeddingsUnavailable``."""
+    started = time.perf_counter()
+    meta: dict[str, Any] = {}
+    scopes = keyword_scopes(
+        tenant=tenant,
+        subject_id=subject_id,
+        project_id=project_id,
+        include_superseded=include_superseded,
+    )
+    keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
+    # The keyword leg needs no vector: it runs while the query is being embedded. Then the
+    # vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper; both
+    # legs rank ids, and only the fused winners' rows are read.
+    fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
+    keyword = keyword_ranked_ids(scopes.any, keywords, fetch, scopes.population)
+    query_vector = vector.result()
+    leg = semantic_ranking(
+        tenant=tenant,
+        subject_id=subject_id,
+        vector=query_vector,
+        project_id=project_id,
+        limit=fetch,
+        include_superseded=include_superseded,
+    )
+    if "ann_iterative_scan" in leg.meta:
+        meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
+    winners = fuse(leg.ranked, keyword, limit)
+    memories, similarities, pending = fetch_rows(
+        scopes.any,
+        [winner.pk for winner in winners],
+        counting=scopes.pending,
+        vector=VectorParam(query_vector),
+    )
+    results = [
+        RecallHit(
+            memory=memories[winner.pk],
+            score=winner.score,
+            selection_reason=keyword_reason(memories[winner.pk], _REASONS[winner.legs]),
+            similarity=similarities[winner.pk],
+        )
+        # A winner forgotten between the ranking and this read is left out, not faked.
+        for winner in winners
+        if winner.pk in memories
+    ]
+    meta.update(
+        envelope_meta(results=results, limit=limit, strategy=leg.strategy, pending_searched=pending)
+    )
+    meta["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return RecallResult(results=results, meta=meta)
