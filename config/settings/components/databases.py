@@ -27,7 +27,7 @@ CONN_MAX_AGE = env.int("ENGRAM_DB_CONN_MAX_AGE", default=60)
 # Prepared statements (below) run on generic plans. A custom plan is made for the values, and
 # for a tenant or agent newer than the last ANALYZE the statistics say "hardly any rows", so
 # the planner read the subject through the bare tenant index and joined by re-scanning it:
-# recall took 20-50 ms of CPU instead of ~15 (docs/benchmarks/load.md, "2026-12-03 16:20").
+# recall took 20-50 ms of CPU instead of ~15 (docs/benchmarks/load.md, "A new tenant's plans").
 # Postgres keeps such plans when left to choose, since their estimated cost is the lower one.
 HEAVY_READ_SESSION_OPTIONS = (
     "-c hnsw.iterative_scan=relaxed_order -c plan_cache_mode=force_generic_plan"
