@@ -29,8 +29,9 @@ logger = logging.getLogger(__name__)
 # Server settings applied once per cluster. Sized for a laptop/CI box: enough connections
 # for the web threads, a worker pool and the concurrent-writer tests; enough maintenance
 # memory that an HNSW build over a million 384-d rows stays in memory. Measured
-# (docs/benchmarks.md): the in-memory graph takes ~2.1 KB per 384-d row, so 1GB spilled at
-# ~480k rows and the build then slowed from ~3,000 to ~700 rows/s; 3GB holds ~1.4M rows.
+# (docs/benchmarks/memory-bench.md, "Server settings and sizes"): the in-memory graph takes
+# ~2.1 KB per 384-d row, so 1GB spilled at ~480k rows and the build then slowed from ~3,000
+# to ~700 rows/s; 3GB holds ~1.4M rows.
 # It is only allocated while an index is built; autovacuum gets its own, smaller budget.
 SERVER_SETTINGS = {
     "max_connections": "300",

@@ -79,7 +79,7 @@ class Memory(TenantScopedModel):
     # than the table's last ANALYZE the planner expects hardly any rows, and a bare tenant
     # index (the smallest) won: the write's quota count read all of the tenant's agents'
     # rows to count one agent's (3.3 ms instead of ~0.1), ~20 % of a write's CPU under load
-    # (docs/benchmarks.md, "Throughput").
+    # (docs/benchmarks/load.md, "A new tenant's plans").
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     text = models.TextField()

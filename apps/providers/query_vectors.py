@@ -1,7 +1,8 @@
 """Query vectors: embedded once per caller and reused, and embedded beside the keyword leg.
 
 A recall embeds its query before the vector leg can run; on the local model that is the
-largest single cost of a recall (docs/benchmarks.md, "Throughput"). Two things cut it:
+largest single cost of a recall (docs/benchmarks/load.md, "Where a request's time goes"). Two
+things cut it:
 
 * **A per-process LRU of recent query vectors**, keyed by *whose* query it is (the caller's
   tenant and subject), the whole provider configuration and the exact text. An agent that

@@ -4,7 +4,7 @@
 its text. For one memory row that cost 0.40-0.45 ms of the web process's CPU, where building
 the values from the fields and sending them beside a statement compiled once took 0.17-0.18 ms
 (and Postgres, with the statement prepared, ~0.08 ms less): a tenth of a write's CPU under load
-(docs/benchmarks.md, "Throughput").
+(docs/benchmarks/load.md, "Latest").
 
 The values are what ``bulk_create`` would send: each concrete field's ``pre_save`` (so
 ``auto_now_add`` stamps the instance) and ``get_db_prep_save``. Nothing is read back, so every

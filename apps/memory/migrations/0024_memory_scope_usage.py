@@ -3,7 +3,7 @@
 A write checks the quota with its subject's scope lock held. Counting the live rows meant
 visiting every one of them: the cost of a write grew with the subject, to milliseconds at the
 10,000-row default quota, and at a few hundred rows it was already a fifth of Postgres's time
-per write (docs/benchmarks.md, "Throughput").
+per write (docs/benchmarks/load.md, "Latest").
 
 ``memory_scope_usage`` is derived data, like ``memory_search_term``: no model, no service
 writes it. Triggers on ``memory_memory`` keep ``live`` equal to the number of the subject's

@@ -27,8 +27,8 @@ CONN_MAX_AGE = env.int("ENGRAM_DB_CONN_MAX_AGE", default=60)
 # Prepared statements (below) run on generic plans. A custom plan is made for the values, and
 # for a tenant or agent newer than the last ANALYZE the statistics say "hardly any rows", so
 # the planner read the subject through the bare tenant index and joined by re-scanning it:
-# recall took 20-50 ms of CPU instead of ~15 (docs/benchmarks.md, "Throughput"). Postgres
-# keeps such plans when left to choose, since their estimated cost is the lower one.
+# recall took 20-50 ms of CPU instead of ~15 (docs/benchmarks/load.md, "A new tenant's plans").
+# Postgres keeps such plans when left to choose, since their estimated cost is the lower one.
 HEAVY_READ_SESSION_OPTIONS = (
     "-c hnsw.iterative_scan=relaxed_order -c plan_cache_mode=force_generic_plan"
 )
@@ -42,7 +42,7 @@ HEAVY_READ_SESSION_OPTIONS = (
 # The write path's own statements (the scope lock, the quota read, a memory's INSERT, the
 # embedding wake) run on server-bound cursors on the primary too, and are prepared the same way
 # (ENGRAM_OLTP_PREPARE_THRESHOLD): a memory's INSERT planned once per connection, not per
-# write (docs/benchmarks.md, "Throughput").
+# write (docs/benchmarks/load.md, "Latest").
 
 
 def _threshold(name: str) -> int | None:

@@ -32,7 +32,7 @@ MEMORY_HNSW_MAX_SCAN_TUPLES = env.int("ENGRAM_MEMORY_HNSW_MAX_SCAN_TUPLES", defa
 # finds are in relaxed order).
 MEMORY_HNSW_CANDIDATES_PER_RESULT = env.int("ENGRAM_MEMORY_HNSW_CANDIDATES_PER_RESULT", default=8)
 
-# Recall modes: semantic | keyword | hybrid (hybrid measured best, docs/benchmarks.md).
+# Recall modes: semantic | keyword | hybrid (hybrid measured best, docs/benchmarks/locomo.md).
 MEMORY_RECALL_DEFAULT_MODE = env.str("ENGRAM_MEMORY_RECALL_DEFAULT_MODE", default="hybrid")
 # Candidates each leg hands to the fusion (at least the requested limit).
 MEMORY_RECALL_FUSION_CANDIDATES = 50

@@ -10,7 +10,7 @@ from lab.embedding_bench import embedding_bench_run
 class Command(BaseCommand):
     help = (
         "Measure the local embedding model: batched texts/s and single-query latency "
-        "(figures for docs/embeddings.md)."
+        "(figures for docs/benchmarks/embeddings.md)."
     )
 
     @override

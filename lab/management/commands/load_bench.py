@@ -6,8 +6,8 @@
                          [--max-requests N] [--json]
 
 Run it with the same settings (and data directory) as the server under test: it seeds its own
-tenant in that database, then talks to the server over HTTP only. docs/benchmarks.md,
-"Throughput", has the figures and how they were taken.
+tenant in that database, then talks to the server over HTTP only. docs/benchmarks/load.md
+has the figures and how they were taken.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ The run happens in a scratch database of its own (created, migrated and dropped 
 loaded on the fast path (binary COPY with the HNSW index dropped, then rebuilt), and recall runs
 through ``memory_recall`` itself with precomputed query vectors. Without ``--keep`` the tenant
 and its rows (and the scratch database) are removed at the end.
-docs/benchmarks.md has the figures and how to read them.
+docs/benchmarks/memory-bench.md (and write-stream.md beside it) has the figures and how to
+read them.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ through the real compile path under the reserved eval subject, in a throwaway te
 rolled back, so nothing is ever persisted. ``locomo``: real conversations written to the session
 tier, promoted with the deployment's compiler and asked through memory recall, beside every turn
 and LoCoMo's observations as memories (``lab.locomo.promotion``); its tenants are removed at the
-end. docs/promotion.md has the figures and how to read them.
+end. docs/benchmarks/promotion.md has the figures and how to read them.
 """
 
 from __future__ import annotations

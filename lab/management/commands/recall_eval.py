@@ -12,8 +12,7 @@ write, nothing else); every category 1-4 question with valid evidence is asked v
 ``limit=50``. Figures are printed for the whole run and for each split it covers (tune on
 ``dev`` only; ``heldout`` is for reporting). Then recall is timed over HTTP (limit 10, a real
 web server). The tenant and its rows are removed at the end. The dataset is CC BY-NC 4.0:
-read at run time, never copied. docs/benchmarks.md ("Recall quality on LoCoMo") has the
-figures.
+read at run time, never copied. docs/benchmarks/locomo.md has the figures.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A custom plan is made for the parameters' values, and for a tenant or agent newer than the
 table's last ANALYZE the statistics say "hardly any rows": the planner then reads the
 subject through the bare tenant index and joins by re-scanning it, 15-25× the work of the
-generic plan (docs/benchmarks.md, "Throughput"). Left to choose, Postgres keeps such custom
-plans, because their estimated cost is the lower one.
+generic plan (docs/benchmarks/load.md, "A new tenant's plans"). Left to choose, Postgres keeps
+such custom plans, because their estimated cost is the lower one.
 """
 
 from __future__ import annotations

@@ -11,10 +11,11 @@ One entry point, :func:`memory_recall`, and one module per ranking:
 * :mod:`.scope` — the guarded (tenant, subject) predicate every statement is built around,
   compiled once per query shape, and the server-bound statement runner.
 
-Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks/): ``semantic``,
-``keyword``, ``hybrid`` (both legs fused by weighted reciprocal rank). Each hit carries a
-``selection_reason`` (``semantic`` | ``keyword`` | ``keyword+semantic`` | ``keyword_fallback``
-| ``ilike_fallback`` | ``keyword_pending``: found by its words before its embedding landed).
+Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks/locomo.md):
+``semantic``, ``keyword``, ``hybrid`` (both legs fused by weighted reciprocal rank). Each hit
+carries a ``selection_reason`` (``semantic`` | ``keyword`` | ``keyword+semantic`` |
+``keyword_fallback`` | ``ilike_fallback`` | ``keyword_pending``: found by its words before its
+embedding landed).
 """
 
 from __future__ import annotations
