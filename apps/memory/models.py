@@ -77,9 +77,8 @@ class Memory(TenantScopedModel):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Indexed as the first column of the scope indexes below, not alone. For a tenant newer
     # than the table's last ANALYZE the planner expects hardly any rows, and a bare tenant
-    # index (the smallest) won: the write's quota count read all of the tenant's agents'
-    # rows to count one agent's (3.3 ms instead of ~0.1), ~20 % of a write's CPU under load
-    # (docs/benchmarks/load.md, "A new tenant's plans").
+    # index (the smallest) won: a read of one agent's rows read all of the tenant's agents'
+    # rows instead (docs/benchmarks/load.md, "A new tenant's plans").
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", db_index=False)
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     text = models.TextField()

@@ -214,7 +214,7 @@ def _anthropic_complete(
             messages=[{"role": "user", "content": user}],
             output_config={"format": {"type": "json_schema", "schema": json_schema}},
             # NOTE: no temperature. The SDK (2.x) removed sampling parameters and the API
-            # version it sends (2026-10-21) rejects them with a 400 on every model.
+            # version it sends rejects them with a 400 on every model.
         )
     except anthropic.APIStatusError as exc:
         rejection = rejection_for(status_code=exc.status_code, error=exc)

@@ -48,7 +48,7 @@ def render_many(
     serializer_class: type[serializers.BaseSerializer[Any]], instances: Iterable[Any]
 ) -> list[dict[str, Any]]:
     """Render rows with the process's one instance of ``serializer_class``: every serializer
-    DRF instantiates deep-copies its declared fields (~1 ms for a memory's twenty), so a
+    DRF instantiates deep-copies its declared fields (a memory has twenty), so a
     rendering serializer is built once and its bound fields reused. Rendering only reads them,
     so request threads share it; a serializer that reads its ``context`` cannot go through
     here."""

@@ -2,8 +2,8 @@
 
 Django's psycopg 3 backend binds parameters on the client by default: every value is quoted
 into the statement text. For a recall statement that text carries a 384-dimension query
-vector, and sending and parsing it inline cost as much as running the scan (measured on the
-100k-row benchmark: 0.80 ms per statement client-bound, 0.39 ms server-bound). A server-bound
+vector, and sending and parsing it inline cost as much as running the scan (the 100k-row
+benchmark, docs/benchmarks/memory-bench.md). A server-bound
 cursor sends the values beside the statement instead; nothing is prepared (Django keeps
 ``prepare_threshold`` off so connection poolers keep working), so each statement is still
 planned with its actual values.

@@ -1,10 +1,9 @@
 """One INSERT for model instances built in Python, for the write path that runs on every call.
 
 ``QuerySet.bulk_create`` compiles its statement afresh on each call and quotes every value into
-its text. For one memory row that cost 0.40-0.45 ms of the web process's CPU, where building
-the values from the fields and sending them beside a statement compiled once took 0.17-0.18 ms
-(and Postgres, with the statement prepared, ~0.08 ms less): a tenth of a write's CPU under load
-(docs/benchmarks/load.md, "Latest").
+its text. Building the values from the fields and sending them beside a statement compiled once
+(which Postgres can then prepare) costs well under half of that for one memory row, a tenth of
+a write's CPU under load (docs/benchmarks/load.md, "Latest").
 
 The values are what ``bulk_create`` would send: each concrete field's ``pre_save`` (so
 ``auto_now_add`` stamps the instance) and ``get_db_prep_save``. Nothing is read back, so every

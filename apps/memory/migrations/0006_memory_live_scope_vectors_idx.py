@@ -40,8 +40,8 @@ class Migration(migrations.Migration):
     Recall's exact scan ranks (id, distance) for every row of the subject. Read from the
     heap, that is one page per row (rows arrive interleaved across subjects, ~4 to a page);
     read from this index, it is an index-only scan over the subject's own leaf pages, ~4
-    rows each and nothing else. Measured at 1M rows / 1,000-row subjects: 12.6 ms → 2.3 ms
-    per cold query (docs/memory.md). The price is a second copy of each live vector
+    rows each and nothing else: at 1M rows a cold query reads a fifth of the pages
+    (docs/memory.md). The price is a second copy of each live vector
     (~1.6 KB per row at 384 dimensions) and one more btree insert per embedded write.
 
     Skipped when the vector is too wide for a btree tuple (> MAX_DIMENSIONS); a later ALTER

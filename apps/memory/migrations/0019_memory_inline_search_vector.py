@@ -4,8 +4,8 @@ Postgres moves a row's large values out to the TOAST table once the row passes ~
 memory's 384-d vector alone is 1.5 KB (stored inline, migration 0006), so a conversation turn
 with its derived context used to have its ``search_vector`` moved out, and the keyword leg, which
 reads the ``search_vector`` of every row that matches a query word, paid a TOAST index lookup
-and a chunk fetch per row: on a 419-turn LoCoMo subject its statement fell from ~20 to ~13 ms
-once the rows were inline (docs/memory.md, "Keyword latency"). A row over the new threshold
+and a chunk fetch per row; inline, the statement runs about a third faster (docs/memory.md,
+"Keyword latency"). A row over the new threshold
 still compresses and moves its largest values out first. Rows written before this migration
 keep their layout until they are next updated.
 """

@@ -2,8 +2,8 @@
 
 Keyword recall ranks a subject's rows by BM25. Read from the tsvector, that means taking every
 row that shares a word with the question (on a conversation, where a speaker's name is in
-every turn, every row), copying its document and testing each query word against it:
-~10-20 ms on a 419-turn LoCoMo subject. Read from postings, it is one index range scan per
+every turn, every row), copying its document and testing each query word against it. Read
+from postings, it is one index range scan per
 query word over rows that already hold the word's occurrences in the text (weight A) and the
 contexts (B, C), and the document's length (distinct lexemes): the same BM25, exactly, at a
 fraction of the cost (docs/memory.md, "Keyword latency").

@@ -147,10 +147,9 @@ def _session_options() -> onnxruntime.SessionOptions:
     options.intra_op_num_threads = settings.LOCAL_EMBEDDING_THREADS
     # One model, one graph: inter-op parallelism would only add threads competing for cores.
     options.inter_op_num_threads = 1
-    # Idle intra-op threads sleep instead of spinning for the next operator: on two cores
-    # shared with the web tier and Postgres, a batch of 16 short texts on two threads took
-    # 6.9 ms of CPU a text without spinning and 8.3 ms with it (and less wall time, 3.8 vs
-    # 4.3 ms); docs/embeddings.md, "Measured".
+    # Idle intra-op threads sleep instead of spinning for the next operator: on cores shared
+    # with the web tier and Postgres, spinning costs CPU and wall time alike
+    # (docs/embeddings.md, "Measured").
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL

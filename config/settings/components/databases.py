@@ -26,8 +26,8 @@ CONN_MAX_AGE = env.int("ENGRAM_DB_CONN_MAX_AGE", default=60)
 # https://github.com/pgvector/pgvector#iterative-index-scans
 # Prepared statements (below) run on generic plans. A custom plan is made for the values, and
 # for a tenant or agent newer than the last ANALYZE the statistics say "hardly any rows", so
-# the planner read the subject through the bare tenant index and joined by re-scanning it:
-# recall took 20-50 ms of CPU instead of ~15 (docs/benchmarks/load.md, "A new tenant's plans").
+# the planner read the subject through the bare tenant index and joined by re-scanning it,
+# several times a recall's usual CPU (docs/benchmarks/load.md, "A new tenant's plans").
 # Postgres keeps such plans when left to choose, since their estimated cost is the lower one.
 HEAVY_READ_SESSION_OPTIONS = (
     "-c hnsw.iterative_scan=relaxed_order -c plan_cache_mode=force_generic_plan"
@@ -35,7 +35,7 @@ HEAVY_READ_SESSION_OPTIONS = (
 
 # Recall's statements run on server-bound cursors (apps/core/db/cursors.py); psycopg prepares
 # one once it has run this many times on a connection, so later runs skip parsing and
-# planning (~0.5 ms of a ~1.3 ms recall on the 100k-row benchmark). Only those cursors
+# planning, a third of a recall's time on the 100k-row benchmark. Only those cursors
 # prepare: Django's default client-bound cursors never do. Empty disables it, for a pooler
 # that cannot keep protocol-level prepared statements (PgBouncer before 1.21, or without
 # max_prepared_statements). https://www.psycopg.org/psycopg3/docs/advanced/prepare.html

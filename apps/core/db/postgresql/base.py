@@ -1,8 +1,9 @@
 """Django's PostgreSQL backend, with a health check that costs no round trip.
 
 With ``CONN_HEALTH_CHECKS`` Django checks a kept connection before a request's first query,
-and the stock check is a ``SELECT 1``: a round trip per request and per database alias, ~0.8
-ms of a recall's ~15 ms over HTTP (docs/benchmarks/locomo.md, "No health-check round trip").
+and the stock check is a ``SELECT 1``: a round trip per request and per database alias, a
+measurable share of a recall over HTTP (docs/benchmarks/locomo.md, "No health-check round
+trip").
 Between requests a healthy connection is idle with nothing to read: the server only speaks
 when asked, and psycopg reads every answer to its end. A server that restarted or ended the
 session (``pg_terminate_backend``, an idle timeout, a failover) has sent its last message and

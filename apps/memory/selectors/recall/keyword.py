@@ -1,16 +1,12 @@
-"""The keyword leg: Okapi BM25 in SQL, alone (``keyword`` mode) or as one leg of ``hybrid``.
+"""The keyword leg: Okapi BM25 in SQL, alone (``keyword`` mode) or as one leg of ``hybrid``
+(the default mode, ``hybrid.py``).
 
-* ``keyword`` — Okapi BM25 over the stored tsvector (``search_vector``: text weight A, the
-  memory's retrieval ``context`` weight B, the context the service derived weight C; a row
-  has at most one of the two contexts, and both count as context), computed in SQL over the
-  recall's compiled scope:
-  the question's lexemes OR'd, IDF from the subject's own rows, so a name that appears in
-  every other memory weighs little and a rare word a lot. ``hybrid`` (the default mode,
-  ``hybrid.py``) fuses this ranking with the vector one.
-
-The keyword leg covers the subject's every row, embedded or not; the vector leg only the
-embedded ones. A hit found by its words while its embedding is pending is
-``keyword_pending``, and ``meta.pending_searched`` counts the pending rows in scope.
+BM25 over the stored tsvector (``search_vector``: text weight A, the memory's retrieval
+``context`` weight B, the context the service derived weight C; a row has at most one of the
+two contexts, and both count as context), computed in SQL over the recall's compiled scope:
+the question's lexemes OR'd, IDF from the subject's own rows, so a name that appears in every
+other memory weighs little and a rare word a lot. It covers the subject's every row, embedded
+or not, so a memory is findable by its words as soon as its write commits.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ The clause depends only on the query's *shape* (with or without a project, with 
 superseded rows; embedded, any or pending rows), so it is built, guarded and compiled once
 per shape and process, with placeholder values, and each recall binds its own values into the
 positions the placeholders held (:func:`recall_scope`). Building and compiling the queryset
-per call cost ~0.5 ms of a ~1.5 ms recall (docs/memory.md, "Recall latency").
+per call was a third of a recall's time (docs/memory.md, "Recall latency").
 """
 
 from __future__ import annotations
