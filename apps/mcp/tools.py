@@ -27,7 +27,13 @@ from pydantic import BaseModel, Field
 
 # The session tier's default lifetime when a caller names none (the stop hook's default too).
 SESSION_TTL_SECONDS = 24 * 3600
-BEARER_PREFIX = "bearer "
+BEARER_SCHEME = "bearer"
+AUTHENTICATION_REQUIRED = "authentication_required"
+#: What a caller over HTTP is told when its request carries no usable key.
+AUTHENTICATION_REQUIRED_MESSAGE = (
+    "This MCP server acts as the key each request carries: send Authorization: Bearer "
+    "<your Engram API key>."
+)
 
 INSTRUCTIONS = """\
 Engram is your long-term memory and your team's shared knowledge base. Pick the layer by \
@@ -55,9 +61,16 @@ under prod/deploy").
 
 @dataclass(frozen=True)
 class EngramState:
-    """What every tool call shares: the client for the configured Engram API."""
+    """What every tool call shares: the client for the configured Engram API.
+
+    With ``caller_keys`` (streamable HTTP) every call acts as the key its own request carried
+    as ``Authorization: Bearer``, and a call that carried none is refused: the client's own key,
+    if it has one, is never used. Without it (stdio, in-process) the client's key is used and
+    request headers are not read.
+    """
 
     engram: Engram
+    caller_keys: bool = False
 
 
 ToolContext = Context[EngramState, Any]
@@ -72,18 +85,14 @@ class ToolSpec:
 # ----------------------------------------------------------------------------- plumbing
 
 
-def _forwarded_key(ctx: ToolContext) -> str | None:
-    """The caller's own key, when it reached us as ``Authorization: Bearer`` over HTTP.
-
-    Over stdio (and in-process) there are no headers and the configured key is used.
-    """
-    headers = ctx.headers
-    if not headers:
+def bearer_key(authorization: str | None) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` header; None for any other or empty value."""
+    if authorization is None:
         return None
-    value = headers.get("authorization", "")
-    if value[: len(BEARER_PREFIX)].lower() != BEARER_PREFIX:
+    scheme, _, key = authorization.strip().partition(" ")
+    if scheme.lower() != BEARER_SCHEME:
         return None
-    return value[len(BEARER_PREFIX) :].strip() or None
+    return key.strip() or None
 
 
 def _result(body: dict[str, Any]) -> CallToolResult:
@@ -125,9 +134,12 @@ def _envelope(outcome: Any) -> dict[str, Any]:
 
 def _call(ctx: ToolContext, operation: Callable[[Engram], Any]) -> CallToolResult:
     """One client call; its body as the tool result, or its error envelope as a tool error."""
-    engram = ctx.request_context.lifespan_context.engram
-    key = _forwarded_key(ctx)
-    if key is not None:
+    state = ctx.request_context.lifespan_context
+    engram = state.engram
+    if state.caller_keys:
+        key = bearer_key((ctx.headers or {}).get("authorization"))
+        if key is None:
+            return tool_error(AUTHENTICATION_REQUIRED, AUTHENTICATION_REQUIRED_MESSAGE, {})
         engram = engram.with_options(api_key=key)
     try:
         outcome = operation(engram)
