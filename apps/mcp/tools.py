@@ -526,8 +526,8 @@ def knowledge_create(
 def knowledge_context(
     ctx: ToolContext,
     query: Annotated[
-        str, Field(description="What you need to read about, in words (<= 500 chars).")
-    ] = "",
+        str, Field(description="What you need to read about, in words (1-500 chars).")
+    ],
     limit: Annotated[
         int | None, Field(description="How many top articles to return in full (default 3).")
     ] = None,

@@ -1,0 +1,70 @@
+"""What the tool list promises, held to what the tools do against a live Engram server."""
+
+from typing import Any
+
+import pytest
+
+from apps.memory.services import memory_embed_pending
+from apps.projects.services import project_create
+from tests.mcp.helpers import REQUIRED_PARAMETERS, McpAgent
+
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
+
+ARTICLE = {
+    "title": "Friday deploy freeze",
+    "body": "We never deploy to production on Fridays; hotfixes for incidents are the exception.",
+    "category": "decision",
+}
+
+
+def _required_only_calls(agent: McpAgent) -> dict[str, dict[str, Any]]:
+    """Every tool but resolve_project, called with its required arguments alone: tool → body."""
+    bodies: dict[str, dict[str, Any]] = {}
+
+    def ok(tool: str, **arguments: Any) -> dict[str, Any]:
+        assert set(arguments) == REQUIRED_PARAMETERS[tool], tool
+        bodies[tool] = agent.ok(tool, **arguments)
+        return bodies[tool]
+
+    memory = ok("memory_remember", text="Staging resets every night at 02:00 UTC")["data"]
+    memory_embed_pending(memory_ids=[memory["id"]])
+    ok("memory_recall", query="when does staging reset?")
+    ok("memory_list")
+    ok("memory_graduate", memory_id=memory["id"])
+    article = ok("knowledge_create", **ARTICLE)["data"]["article"]
+    ok("knowledge_search", query="deploy on fridays")
+    ok("knowledge_context", query="deploy on fridays")
+    recalled = ok("recall_context", query="deploy on fridays")
+    ok("recall_referenced", recall_id=recalled["meta"]["recall_id"], article_ids=[article["id"]])
+    ok("memory_promote", session_id="s-1")
+    ok("memory_forget", memory_id=memory["id"])
+    return bodies
+
+
+def test_each_tool_requires_exactly_the_arguments_it_cannot_work_without(mcp_agent):
+    tools = mcp_agent.tools().tools
+
+    assert {tool.name: set(tool.input_schema.get("required", [])) for tool in tools} == (
+        REQUIRED_PARAMETERS
+    )
+
+
+def test_every_tool_works_with_only_its_required_arguments(mcp_agent, tenant):
+    project_create(tenant=tenant, name="Billing service", slug="billing")
+
+    bodies = _required_only_calls(mcp_agent)
+    no_identifier = mcp_agent.fails("resolve_project")
+    description = {tool.name: tool.description for tool in mcp_agent.tools().tools}
+
+    assert set(bodies) | {"resolve_project"} == set(REQUIRED_PARAMETERS)
+    # resolve_project needs one of its three identifiers, whichever: each is optional alone,
+    # and the description says so (the Anthropic API refuses a top-level anyOf in a schema).
+    assert no_identifier.startswith("no_identifier: ")
+    assert "no_identifier if you pass none" in (description["resolve_project"] or "")
+    assert mcp_agent.ok("resolve_project", slug="billing")["data"]["slug"] == "billing"
+
+
+def test_knowledge_context_without_a_query_is_refused_by_the_server(mcp_agent):
+    refused = mcp_agent.fails("knowledge_context", limit=2)
+
+    assert refused.startswith("invalid_arguments: query: Field required (this tool takes: ")
