@@ -1,12 +1,15 @@
 """What the tool list promises, held to what the tools do against a live Engram server."""
 
+import itertools
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from apps.memory.services import memory_embed_pending
 from apps.projects.services import project_create
-from tests.mcp.helpers import REQUIRED_PARAMETERS, McpAgent
+from tests.mcp.helpers import REQUIRED_PARAMETERS, TOOL_PARAMETERS, McpAgent
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
 
@@ -68,3 +71,41 @@ def test_knowledge_context_without_a_query_is_refused_by_the_server(mcp_agent):
     refused = mcp_agent.fails("knowledge_context", limit=2)
 
     assert refused.startswith("invalid_arguments: query: Field required (this tool takes: ")
+
+
+# ----------------------------------------------------------------------------- the agents' guide
+
+AGENTS_GUIDE = Path(__file__).resolve().parents[2] / "docs" / "agents.md"
+NUMBERS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+NUMBERS += "fifteen sixteen seventeen eighteen nineteen twenty"
+TOOLS_TABLE_HEADER = "| Tool | Arguments | HTTP | Use it |"
+ARGUMENT = re.compile(r"`(?P<name>[a-z_]+)(?P<optional>\??)(?::[^`]*)?`")
+
+
+def _tools_table(guide: str) -> dict[str, str]:
+    """The guide's table of tools: each tool's name → its Arguments cell, in order."""
+    lines = guide.splitlines()
+    start = lines.index(TOOLS_TABLE_HEADER) + 2  # past the header and its |---| rule
+    rows: dict[str, str] = {}
+    for line in itertools.takewhile(lambda line: line.startswith("|"), lines[start:]):
+        _, tool, arguments, *_ = re.split(r"(?<!\\)\|", line)
+        rows[tool.strip().strip("`")] = arguments
+    return rows
+
+
+def test_the_agents_guide_counts_and_lists_every_tool_with_its_arguments(mcp_agent):
+    guide = AGENTS_GUIDE.read_text()
+    tools = [tool.name for tool in mcp_agent.tools().tools]
+    (count,) = re.findall(r"It exposes (\w+) tools", guide)
+    table = _tools_table(guide)
+    arguments = {tool: list(ARGUMENT.finditer(cell)) for tool, cell in table.items()}
+
+    assert NUMBERS.split().index(count) == len(tools)
+    assert list(table) == tools
+    assert {tool: {a["name"] for a in found} for tool, found in arguments.items()} == (
+        TOOL_PARAMETERS
+    )
+    # Written without "?": required, but for the session tier's session_id.
+    assert {
+        tool: {a["name"] for a in found if not a["optional"]} for tool, found in arguments.items()
+    } == REQUIRED_PARAMETERS | {"memory_remember": {"text", "session_id"}}
