@@ -110,7 +110,11 @@ def _closed_tool(spec: ToolSpec) -> ClosedTool:
         ),
     )
     fields = {name: getattr(tool, name) for name in Tool.model_fields}
-    fields["fn_metadata"] = tool.fn_metadata.model_copy(update={"arg_model": closed})
+    # Published, not enforced here: the client has already parsed the body into that model.
+    output_schema = spec.output.model_json_schema(by_alias=True, mode="serialization")
+    fields["fn_metadata"] = tool.fn_metadata.model_copy(
+        update={"arg_model": closed, "output_schema": output_schema}
+    )
     fields["parameters"] = closed.model_json_schema(by_alias=True)
     return ClosedTool(**fields)
 

@@ -18,9 +18,25 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from engram_client import Engram, EngramConnectionError, EngramError
+from engram_client import (
+    ArticleProposal,
+    Engram,
+    EngramConnectionError,
+    EngramError,
+    GraduationResult,
+    KnowledgeContext,
+    KnowledgeSearch,
+    Memory,
+    MemoryPage,
+    MemoryRecall,
+    MergedRecall,
+    Project,
+    PromotionResult,
+    RecallReferenced,
+    SessionTurn,
+)
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
@@ -76,10 +92,29 @@ class EngramState:
 ToolContext = Context[EngramState, Any]
 
 
+DataT = TypeVar("DataT")
+
+
+class Envelope(BaseModel, Generic[DataT]):
+    """A success body whose ``data`` the client models alone (``meta`` is then ``{}``)."""
+
+    data: DataT
+    meta: dict[str, Any]
+
+
+class Forgotten(BaseModel):
+    """``memory_forget``'s data: the API answers a bare 204."""
+
+    id: uuid.UUID
+    forgotten: Literal[True]
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     fn: Callable[..., CallToolResult]
     annotations: ToolAnnotations
+    #: The model of a successful call's structured content, published as its ``outputSchema``.
+    output: type[BaseModel]
 
 
 # ----------------------------------------------------------------------------- plumbing
@@ -546,41 +581,24 @@ def knowledge_context(
     )
 
 
+FORGET = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+REPEATABLE_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
 TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(memory_remember, WRITE),
-    ToolSpec(memory_recall, READ),
-    ToolSpec(memory_list, READ),
-    ToolSpec(
-        memory_forget,
-        ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=True,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-    ),
-    ToolSpec(
-        memory_promote,
-        ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    ),
-    ToolSpec(memory_graduate, WRITE),
-    ToolSpec(recall_context, READ),
-    ToolSpec(
-        recall_referenced,
-        ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    ),
-    ToolSpec(resolve_project, READ),
-    ToolSpec(knowledge_search, READ),
-    ToolSpec(knowledge_create, WRITE),
-    ToolSpec(knowledge_context, READ),
+    ToolSpec(memory_remember, WRITE, Envelope[Memory | SessionTurn]),
+    ToolSpec(memory_recall, READ, MemoryRecall),
+    ToolSpec(memory_list, READ, MemoryPage),
+    ToolSpec(memory_forget, FORGET, Envelope[Forgotten]),
+    ToolSpec(memory_promote, REPEATABLE_WRITE, Envelope[PromotionResult]),
+    ToolSpec(memory_graduate, WRITE, Envelope[GraduationResult]),
+    ToolSpec(recall_context, READ, MergedRecall),
+    ToolSpec(recall_referenced, REPEATABLE_WRITE, Envelope[RecallReferenced]),
+    ToolSpec(resolve_project, READ, Envelope[Project]),
+    ToolSpec(knowledge_search, READ, KnowledgeSearch),
+    ToolSpec(knowledge_create, WRITE, Envelope[ArticleProposal]),
+    ToolSpec(knowledge_context, READ, KnowledgeContext),
 )

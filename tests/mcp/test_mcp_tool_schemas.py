@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
+from jsonschema.validators import validator_for
 
 from apps.memory.services import memory_embed_pending
 from apps.projects.services import project_create
@@ -71,6 +73,35 @@ def test_knowledge_context_without_a_query_is_refused_by_the_server(mcp_agent):
     refused = mcp_agent.fails("knowledge_context", limit=2)
 
     assert refused.startswith("invalid_arguments: query: Field required (this tool takes: ")
+
+
+def _errors(schema: dict[str, Any], body: dict[str, Any]) -> list[str]:
+    validator = validator_for(schema, default=Draft202012Validator)
+    validator.check_schema(schema)
+    return [error.message for error in validator(schema).iter_errors(body)]
+
+
+def test_every_tool_declares_an_output_schema_that_its_results_validate_against(mcp_agent, tenant):
+    project_create(tenant=tenant, name="Billing service", slug="billing")
+    bodies = _required_only_calls(mcp_agent)
+    bodies["resolve_project"] = mcp_agent.ok("resolve_project", slug="billing")
+    turn = mcp_agent.ok("memory_remember", text="Hello", tier="session", session_id="s-2")
+
+    schemas = {tool.name: tool.output_schema for tool in mcp_agent.tools().tools}
+
+    assert set(bodies) == set(schemas)
+    assert {name: schema is not None for name, schema in schemas.items()} == dict.fromkeys(
+        schemas, True
+    )
+    assert {name: _errors(schemas[name], body) for name, body in bodies.items()} == {
+        name: [] for name in schemas
+    }
+    assert _errors(schemas["memory_remember"], turn) == []
+    assert (turn["data"]["tier"], turn["data"]["session_id"]) == ("session", "s-2")
+    # Each schema is the tool's own: another tool's body does not pass it.
+    assert _errors(schemas["memory_list"], bodies["memory_recall"]) != []
+    assert _errors(schemas["memory_forget"], bodies["memory_promote"]) != []
+    assert _errors(schemas["knowledge_context"], bodies["knowledge_search"]) != []
 
 
 # ----------------------------------------------------------------------------- the agents' guide
