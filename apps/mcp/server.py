@@ -11,34 +11,55 @@ carrying ``tenant_id``, ``subject_id`` or any other undeclared argument is refus
 error before anything is sent. Even past that, the tools build each request body from their
 declared parameters alone, and the API derives scope from the key.
 
-Over streamable HTTP each request's own ``Authorization: Bearer <key>`` is forwarded, so every
-agent connecting to one shared server keeps its own scope; ``ENGRAM_API_KEY`` is then only a
-fallback for requests that carry none (leave it unset on a server other machines can reach).
+Over streamable HTTP every request must carry ``Authorization: Bearer <key>``, and its tool
+calls act as that key, so every agent connecting to one shared server keeps its own scope. A
+request without one (no header, another scheme, an empty key) is answered 401 before the MCP
+layer reads it; a key Engram does not know comes back as Engram's own ``authentication_failed``.
+The server never acts as a key of its own over HTTP: an ``ENGRAM_API_KEY`` in its environment
+is ignored, with a warning at start.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, cast
 
+import uvicorn
 from engram_client import Engram
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict, ValidationError
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 from typing_extensions import override
 
-from apps.mcp.tools import INSTRUCTIONS, TOOLS, EngramState, ToolSpec, tool_error
+from apps.mcp.tools import (
+    AUTHENTICATION_REQUIRED,
+    AUTHENTICATION_REQUIRED_MESSAGE,
+    INSTRUCTIONS,
+    TOOLS,
+    EngramState,
+    ToolSpec,
+    bearer_key,
+    tool_error,
+)
 
 SERVER_NAME = "engram"
 SERVER_VERSION = "0.1.0"
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8765
 DEFAULT_HTTP_PATH = "/mcp"
+HTTP_KEY_IGNORED_WARNING = (
+    "engram-mcp: ENGRAM_API_KEY is ignored over HTTP; every request acts as the key in its own "
+    "Authorization: Bearer header\n"
+)
 
 Lifespan = Callable[[MCPServer[EngramState]], AbstractAsyncContextManager[EngramState]]
 
@@ -89,22 +110,59 @@ def _closed_tool(spec: ToolSpec) -> ClosedTool:
         ),
     )
     fields = {name: getattr(tool, name) for name in Tool.model_fields}
-    fields["fn_metadata"] = tool.fn_metadata.model_copy(update={"arg_model": closed})
+    # Published, not enforced here: the client has already parsed the body into that model.
+    output_schema = spec.output.model_json_schema(by_alias=True, mode="serialization")
+    fields["fn_metadata"] = tool.fn_metadata.model_copy(
+        update={"arg_model": closed, "output_schema": output_schema}
+    )
     fields["parameters"] = closed.model_json_schema(by_alias=True)
     return ClosedTool(**fields)
 
 
-def _lifespan(engram: Engram) -> Lifespan:
+class BearerRequired:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <key>`` is answered 401.
+
+    The answer carries ``WWW-Authenticate: Bearer`` and Engram's error envelope under the code
+    ``authentication_required``. Whether the key is one Engram knows is the API's to say, on
+    the first tool call that uses it.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and bearer_key(Headers(scope=scope).get("authorization")) is None
+        ):
+            response = JSONResponse(
+                {
+                    "error": {
+                        "code": AUTHENTICATION_REQUIRED,
+                        "message": AUTHENTICATION_REQUIRED_MESSAGE,
+                        "details": {},
+                    }
+                },
+                status_code=401,
+                headers={"WWW-Authenticate": f'Bearer realm="{SERVER_NAME}"'},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _lifespan(engram: Engram, *, caller_keys: bool) -> Lifespan:
     @asynccontextmanager
     async def lifespan(_server: MCPServer[EngramState]) -> AsyncIterator[EngramState]:
-        yield EngramState(engram=engram)
+        yield EngramState(engram=engram, caller_keys=caller_keys)
 
     return lifespan
 
 
-def build_server(engram: Engram) -> MCPServer[EngramState]:
+def build_server(engram: Engram, *, caller_keys: bool = False) -> MCPServer[EngramState]:
     """The MCP server, its tools calling the Engram API through ``engram`` (owned by the
-    caller, who closes it)."""
+    caller, who closes it): as ``engram``'s own key, or with ``caller_keys`` as the key each
+    request carries (see :class:`EngramState`)."""
     return MCPServer(
         SERVER_NAME,
         title="Engram",
@@ -112,7 +170,7 @@ def build_server(engram: Engram) -> MCPServer[EngramState]:
         instructions=INSTRUCTIONS,
         version=SERVER_VERSION,
         tools=[_closed_tool(spec) for spec in TOOLS],
-        lifespan=_lifespan(engram),
+        lifespan=_lifespan(engram, caller_keys=caller_keys),
     )
 
 
@@ -134,21 +192,34 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _serve_http(server: MCPServer[EngramState], args: argparse.Namespace) -> None:
+    app = server.streamable_http_app(streamable_http_path=args.path, host=args.host)
+    uvicorn.run(
+        BearerRequired(app),
+        host=args.host,
+        port=args.port,
+        log_level=server.settings.log_level.lower(),
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
-    engram = Engram()
-    # Over HTTP each caller may bring its own key, so the configured one is optional.
-    if args.transport == "stdio" and not engram.options.api_key:
-        sys.stderr.write("engram-mcp: ENGRAM_API_KEY is not set\n")
-        return 2
-    server = build_server(engram)
+    if args.transport == "http":
+        # Each request brings its own key; the configured one is never used for anyone.
+        if os.environ.get("ENGRAM_API_KEY", "").strip():
+            sys.stderr.write(HTTP_KEY_IGNORED_WARNING)
+        engram = Engram(api_key="")
+    else:
+        engram = Engram()
+        if not engram.options.api_key:
+            sys.stderr.write("engram-mcp: ENGRAM_API_KEY is not set\n")
+            return 2
+    server = build_server(engram, caller_keys=args.transport == "http")
     # httpx logs every API request at INFO; the SDK's own log (stderr) is enough.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         if args.transport == "http":
-            server.run(
-                "streamable-http", host=args.host, port=args.port, streamable_http_path=args.path
-            )
+            _serve_http(server, args)
         else:
             server.run("stdio")
     finally:

@@ -18,16 +18,38 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from engram_client import Engram, EngramConnectionError, EngramError
+from engram_client import (
+    ArticleProposal,
+    Engram,
+    EngramConnectionError,
+    EngramError,
+    GraduationResult,
+    KnowledgeContext,
+    KnowledgeSearch,
+    Memory,
+    MemoryPage,
+    MemoryRecall,
+    MergedRecall,
+    Project,
+    PromotionResult,
+    RecallReferenced,
+    SessionTurn,
+)
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 # The session tier's default lifetime when a caller names none (the stop hook's default too).
 SESSION_TTL_SECONDS = 24 * 3600
-BEARER_PREFIX = "bearer "
+BEARER_SCHEME = "bearer"
+AUTHENTICATION_REQUIRED = "authentication_required"
+#: What a caller over HTTP is told when its request carries no usable key.
+AUTHENTICATION_REQUIRED_MESSAGE = (
+    "This MCP server acts as the key each request carries: send Authorization: Bearer "
+    "<your Engram API key>."
+)
 
 INSTRUCTIONS = """\
 Engram is your long-term memory and your team's shared knowledge base. Pick the layer by \
@@ -55,35 +77,57 @@ under prod/deploy").
 
 @dataclass(frozen=True)
 class EngramState:
-    """What every tool call shares: the client for the configured Engram API."""
+    """What every tool call shares: the client for the configured Engram API.
+
+    With ``caller_keys`` (streamable HTTP) every call acts as the key its own request carried
+    as ``Authorization: Bearer``, and a call that carried none is refused: the client's own key,
+    if it has one, is never used. Without it (stdio, in-process) the client's key is used and
+    request headers are not read.
+    """
 
     engram: Engram
+    caller_keys: bool = False
 
 
 ToolContext = Context[EngramState, Any]
+
+
+DataT = TypeVar("DataT")
+
+
+class Envelope(BaseModel, Generic[DataT]):
+    """A success body whose ``data`` the client models alone (``meta`` is then ``{}``)."""
+
+    data: DataT
+    meta: dict[str, Any]
+
+
+class Forgotten(BaseModel):
+    """``memory_forget``'s data: the API answers a bare 204."""
+
+    id: uuid.UUID
+    forgotten: Literal[True]
 
 
 @dataclass(frozen=True)
 class ToolSpec:
     fn: Callable[..., CallToolResult]
     annotations: ToolAnnotations
+    #: The model of a successful call's structured content, published as its ``outputSchema``.
+    output: type[BaseModel]
 
 
 # ----------------------------------------------------------------------------- plumbing
 
 
-def _forwarded_key(ctx: ToolContext) -> str | None:
-    """The caller's own key, when it reached us as ``Authorization: Bearer`` over HTTP.
-
-    Over stdio (and in-process) there are no headers and the configured key is used.
-    """
-    headers = ctx.headers
-    if not headers:
+def bearer_key(authorization: str | None) -> str | None:
+    """The key of an ``Authorization: Bearer <key>`` header; None for any other or empty value."""
+    if authorization is None:
         return None
-    value = headers.get("authorization", "")
-    if value[: len(BEARER_PREFIX)].lower() != BEARER_PREFIX:
+    scheme, _, key = authorization.strip().partition(" ")
+    if scheme.lower() != BEARER_SCHEME:
         return None
-    return value[len(BEARER_PREFIX) :].strip() or None
+    return key.strip() or None
 
 
 def _result(body: dict[str, Any]) -> CallToolResult:
@@ -125,9 +169,12 @@ def _envelope(outcome: Any) -> dict[str, Any]:
 
 def _call(ctx: ToolContext, operation: Callable[[Engram], Any]) -> CallToolResult:
     """One client call; its body as the tool result, or its error envelope as a tool error."""
-    engram = ctx.request_context.lifespan_context.engram
-    key = _forwarded_key(ctx)
-    if key is not None:
+    state = ctx.request_context.lifespan_context
+    engram = state.engram
+    if state.caller_keys:
+        key = bearer_key((ctx.headers or {}).get("authorization"))
+        if key is None:
+            return tool_error(AUTHENTICATION_REQUIRED, AUTHENTICATION_REQUIRED_MESSAGE, {})
         engram = engram.with_options(api_key=key)
     try:
         outcome = operation(engram)
@@ -514,8 +561,8 @@ def knowledge_create(
 def knowledge_context(
     ctx: ToolContext,
     query: Annotated[
-        str, Field(description="What you need to read about, in words (<= 500 chars).")
-    ] = "",
+        str, Field(description="What you need to read about, in words (1-500 chars).")
+    ],
     limit: Annotated[
         int | None, Field(description="How many top articles to return in full (default 3).")
     ] = None,
@@ -534,41 +581,24 @@ def knowledge_context(
     )
 
 
+FORGET = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+REPEATABLE_WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
 TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(memory_remember, WRITE),
-    ToolSpec(memory_recall, READ),
-    ToolSpec(memory_list, READ),
-    ToolSpec(
-        memory_forget,
-        ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=True,
-            idempotent_hint=False,
-            open_world_hint=False,
-        ),
-    ),
-    ToolSpec(
-        memory_promote,
-        ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    ),
-    ToolSpec(memory_graduate, WRITE),
-    ToolSpec(recall_context, READ),
-    ToolSpec(
-        recall_referenced,
-        ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-    ),
-    ToolSpec(resolve_project, READ),
-    ToolSpec(knowledge_search, READ),
-    ToolSpec(knowledge_create, WRITE),
-    ToolSpec(knowledge_context, READ),
+    ToolSpec(memory_remember, WRITE, Envelope[Memory | SessionTurn]),
+    ToolSpec(memory_recall, READ, MemoryRecall),
+    ToolSpec(memory_list, READ, MemoryPage),
+    ToolSpec(memory_forget, FORGET, Envelope[Forgotten]),
+    ToolSpec(memory_promote, REPEATABLE_WRITE, Envelope[PromotionResult]),
+    ToolSpec(memory_graduate, WRITE, Envelope[GraduationResult]),
+    ToolSpec(recall_context, READ, MergedRecall),
+    ToolSpec(recall_referenced, REPEATABLE_WRITE, Envelope[RecallReferenced]),
+    ToolSpec(resolve_project, READ, Envelope[Project]),
+    ToolSpec(knowledge_search, READ, KnowledgeSearch),
+    ToolSpec(knowledge_create, WRITE, Envelope[ArticleProposal]),
+    ToolSpec(knowledge_context, READ, KnowledgeContext),
 )

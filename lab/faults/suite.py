@@ -2,9 +2,14 @@
 restarted, the broker stopped and started, the embedding provider failing, and Postgres
 restarted; then an audit of what was acknowledged against what is stored.
 
+Before the load, the anonymous-MCP case (:mod:`lab.faults.mcp`): an ``engram-mcp`` over HTTP
+started with the first client's key is asked for memories without a usable key, and by another
+agent.
+
 Pass criteria: nothing acknowledged is lost or stored twice, every memory ends up embedded, no
-promotion job is left in flight, and the only server errors clients saw were 503s with
-``Retry-After`` while the database was down.
+promotion job is left in flight, the only server errors clients saw were 503s with
+``Retry-After`` while the database was down, and the MCP server refused every keyless request
+with 401 and showed no caller another subject's memories.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import httpx
 from typing_extensions import override
 
 from lab.faults.load import Client, ClientLog
+from lab.faults.mcp import engram_mcp_http, probe_anonymous_mcp
 from lab.faults.stack import Stack
 
 DB_DOWN_GRACE_S = 5.0  # connections re-established after the restart may fail once
@@ -60,14 +66,18 @@ keys = [
     api_key_create(tenant=tenant, role="agent", agent_id=f"client-{{i}}").raw_key
     for i in range({clients})
 ]
-print(json.dumps({{"tenant": str(tenant.pk), "keys": keys}}))
+peer = api_key_create(tenant=tenant, role="agent", agent_id="{peer}").raw_key
+print(json.dumps({{"tenant": str(tenant.pk), "keys": keys, "peer": peer}}))
 """
+MCP_PEER = "mcp-peer"
 
 
-def _setup_tenant(stack: Stack, clients: int) -> tuple[str, list[str]]:
-    """One tenant and an agent key per client, in one process (each start costs seconds)."""
-    out = json.loads(stack.manage("shell", "-c", SETUP.format(clients=clients)).splitlines()[-1])
-    return str(out["tenant"]), [str(key) for key in out["keys"]]
+def _setup_tenant(stack: Stack, clients: int) -> tuple[str, list[str], str]:
+    """One tenant, an agent key per client and one for the MCP case's peer, in one process
+    (each start costs seconds)."""
+    script = SETUP.format(clients=clients, peer=MCP_PEER)
+    out = json.loads(stack.manage("shell", "-c", script).splitlines()[-1])
+    return str(out["tenant"]), [str(key) for key in out["keys"]], str(out["peer"])
 
 
 def _wait_ready(stack: Stack, key: str) -> None:
@@ -122,6 +132,24 @@ class Beat(threading.Thread):
                     self.sent += 1
                 except Exception:  # noqa: S110 - the broker is down on purpose; beat retries too
                     pass
+
+
+def _anonymous_mcp(run: Run, *, own_key: str, peer_key: str) -> dict[str, Any]:
+    """The MCP server, holding ``own_key`` (whose subject has the probe memory), asked for
+    memories without a key and by the peer."""
+    with engram_mcp_http(
+        api_url=run.stack.web_url, own_key=own_key, log=run.stack.root / "mcp.log"
+    ) as url:
+        report = probe_anonymous_mcp(
+            url, own_key=own_key, other_key=peer_key, other_subject=MCP_PEER
+        )
+    for case, status in report["keyless_requests"].items():
+        run.say(f"mcp: {case} -> {status}")
+    run.say(
+        f"mcp: {report['foreign_memories_read'] + report['memories_read_without_a_key']} "
+        "memories of another subject read"
+    )
+    return report
 
 
 def _kill_worker_mid_job(run: Run) -> None:
@@ -264,8 +292,9 @@ def run_fault_suite(
     try:
         stack.start()
         run = Run(stack=stack, clients=clients, say=say)
-        run.tenant_id, keys = _setup_tenant(stack, clients)
+        run.tenant_id, keys, peer_key = _setup_tenant(stack, clients)
         _wait_ready(stack, keys[0])
+        mcp = _anonymous_mcp(run, own_key=keys[0], peer_key=peer_key)
         say("stack ready; load starts")
         stop_load, stop_beat = threading.Event(), threading.Event()
         log = ClientLog()
@@ -315,6 +344,7 @@ def run_fault_suite(
             "provider_calls": stack.embeddings.calls,
             "provider_failed_calls": stack.embeddings.failed_calls,
             "beat_messages": beat.sent,
+            "mcp_anonymous": mcp,
         }
         report["passed"] = (
             report["lost"] == 0
@@ -323,6 +353,7 @@ def run_fault_suite(
             and report["pending_embeddings"] == 0
             and report["unexpected_errors"] == 0
             and report["ops_given_up"] == 0
+            and mcp["passed"]
         )
         report["elapsed_s"] = round(time.monotonic() - started, 1)
         return report

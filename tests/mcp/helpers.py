@@ -44,6 +44,22 @@ TOOL_PARAMETERS = {
     "knowledge_context": {"query", "limit", "project_id"},
 }
 
+#: The arguments each tool cannot work without: exactly its input schema's ``required``.
+REQUIRED_PARAMETERS = {
+    "memory_remember": {"text"},
+    "memory_recall": {"query"},
+    "memory_list": set(),
+    "memory_forget": {"memory_id"},
+    "memory_promote": {"session_id"},
+    "memory_graduate": {"memory_id"},
+    "recall_context": {"query"},
+    "recall_referenced": {"recall_id", "article_ids"},
+    "resolve_project": set(),
+    "knowledge_search": {"query"},
+    "knowledge_create": {"title", "body", "category"},
+    "knowledge_context": {"query"},
+}
+
 
 class McpAgent:
     """One agent's MCP connection: call tools synchronously and read their results."""
