@@ -9,3 +9,8 @@ HEAVY_READ_MAX_CONCURRENT_PER_TENANT = env.int("ENGRAM_HEAVY_READ_MAX_CONCURRENT
 DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
     "ENGRAM_DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS", default=2
 )
+
+# Proxies in front of the web processes that append to X-Forwarded-For (the load balancer):
+# the source address of a request is the entry this many from the right; 0 trusts the header
+# not at all and uses the TCP peer.
+TRUSTED_PROXY_COUNT = env.int("ENGRAM_TRUSTED_PROXY_COUNT", default=0)
