@@ -8,7 +8,7 @@ statuses that come from the shared machinery are added here, so no operation can
   everywhere (a URL over ``REQUEST_URL_MAX_BYTES``);
 - 400 ``invalid_json``, 413 ``payload_too_large`` and 415 on operations that take a body;
 - 404 where the path names a resource; 423 on writes a custody halt freezes;
-- 429 on methods a view lists in ``rate_limited_methods``.
+- 429 on methods a view charges to a rate-limit bucket (``rate_limits``).
 """
 
 from __future__ import annotations
@@ -49,6 +49,6 @@ class EngramAutoSchema(AutoSchema):
             codes.append(404)
         if self.method in getattr(view, "halted_methods", frozenset()):
             codes.append(423)
-        if self.method in getattr(view, "rate_limited_methods", frozenset()):
+        if self.method in getattr(view, "rate_limits", {}):
             codes.append(429)
         return codes

@@ -18,7 +18,7 @@ from apps.memory.services.graduation import (
     parse_memory_id,
     parse_re_scope,
 )
-from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.api_base import EMBEDDING_WRITE, TenantApi, idempotent
 
 
 class MemoryGraduateInputSerializer(CheckedInputSerializer):
@@ -59,6 +59,8 @@ class MemoryGraduateOutputSerializer(serializers.Serializer[Any]):
 
 
 class MemoryGraduateApi(TenantApi):
+    rate_limits = {"POST": EMBEDDING_WRITE}
+
     @extend_schema(
         operation_id="memory_graduate",
         request=MemoryGraduateInputSerializer,
