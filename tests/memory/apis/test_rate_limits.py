@@ -114,6 +114,20 @@ def test_graduation_is_charged_to_the_embedding_write_bucket(agent, tenant, sett
     assert agent.post(MEMORY, {"text": "Memory writes have their own bucket."}).status_code == 201
 
 
+def test_a_replayed_write_counts_like_the_first_attempt(agent, settings):
+    settings.MEMORY_WRITE_RATE_LIMIT = 2
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 86_400
+    first = agent.post(MEMORY, {"text": "1"}, HTTP_IDEMPOTENCY_KEY="k-1")
+    replay = agent.post(MEMORY, {"text": "1"}, HTTP_IDEMPOTENCY_KEY="k-1")
+
+    refused_retry = agent.post(MEMORY, {"text": "1"}, HTTP_IDEMPOTENCY_KEY="k-1")
+
+    assert (first.status_code, replay.status_code) == (201, 201)
+    assert replay["Idempotent-Replayed"] == "true"
+    assert refused_retry.status_code == 429
+    assert Memory.objects.count() == 1
+
+
 def test_forgetting_is_not_charged_to_the_memory_write_bucket(agent, settings):
     settings.MEMORY_WRITE_RATE_LIMIT = 1
     settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 86_400
