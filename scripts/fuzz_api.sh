@@ -15,6 +15,8 @@ export ENGRAM_EMBEDDING_PROVIDER=fake
 # Limits high enough that generated traffic reaches the handlers; 429 is documented anyway.
 export ENGRAM_MEMORY_WRITE_RATE_LIMIT=1000000
 export ENGRAM_RECALL_RATE_LIMIT=1000000
+export ENGRAM_EMBEDDING_WRITE_RATE_LIMIT=1000000
+export ENGRAM_WRITE_RATE_LIMIT=1000000
 mkdir -p "$ENGRAM_DATA_DIR"
 
 $BIN/python manage.py migrate --noinput -v 0

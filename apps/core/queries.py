@@ -3,8 +3,9 @@ of at most the reader's ``max_chars`` characters (422 ``query_too_long``).
 
 Each reader (memory recall, knowledge search, merged recall) owns its bound and applies this
 once: its selector validates, and the HTTP layer runs the same validator on the request body
-(through ``QueryTextField``) so a bad query is refused before the rate limit counts it. The
-validated value is a :class:`QueryText`, which the selector accepts without checking it again.
+(through ``QueryTextField``) so a bad query is refused with the body's other fields, before
+anything is embedded. The validated value is a :class:`QueryText`, which the selector accepts
+without checking it again.
 """
 
 from __future__ import annotations

@@ -3,31 +3,69 @@
 With Redis as the cache (REDIS_URL) ``incr`` is atomic across every web process, so every
 process counts against one bucket; with the local cache it is atomic within one process, which
 is what a single-process ``make run`` needs. Buckets are named by the caller: the APIs key them
-by (tenant, subject), so rotating keys does not buy a fresh bucket (DESIGN §10).
+by (tenant, subject), so rotating keys does not buy a fresh bucket (DESIGN §10), and failed
+authentications by source address.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 
 from apps.core.exceptions import RateLimited
 
 
+@dataclass(frozen=True)
+class RateBucket:
+    """A named limit whose figures are read from settings on every request (so an operator's
+    environment and a test's override both apply). ``name`` is what a refused client sees in
+    ``details.bucket``."""
+
+    name: str
+    limit_setting: str
+    window_setting: str
+
+    @property
+    def limit(self) -> int:
+        return int(getattr(settings, self.limit_setting))
+
+    @property
+    def window_seconds(self) -> int:
+        return int(getattr(settings, self.window_setting))
+
+
+def _window_key(bucket: str, window_seconds: int, now: float) -> str:
+    return f"ratelimit:{bucket}:{int(now // window_seconds)}"
+
+
+def _retry_after(window_seconds: int, now: float) -> int:
+    return int(window_seconds - (now % window_seconds)) + 1
+
+
 def enforce_rate_limit(
-    *, bucket: str, limit: int, window_seconds: int, cost: int = 1, now: float | None = None
+    *,
+    bucket: str,
+    limit: int,
+    window_seconds: int,
+    cost: int = 1,
+    now: float | None = None,
+    name: str | None = None,
 ) -> int:
     """Count ``cost`` hits (a batch counts its items) against ``bucket``; raise
     :class:`RateLimited` past ``limit`` per window. A refused request's hits are given back,
-    so a client that waits out ``Retry-After`` is not still paying for the refusal.
+    so a client that waits out ``Retry-After`` is not still paying for the refusal. ``name``
+    (the bucket without its caller) is reported in the refusal's details.
 
     Returns the number of hits in the current window, including these.
     """
     now = time.time() if now is None else now
-    window = int(now // window_seconds)
-    key = f"ratelimit:{bucket}:{window}"
+    key = _window_key(bucket, window_seconds, now)
     cache.add(key, 0, timeout=window_seconds + 1)
     try:
         hits = cache.incr(key, cost)
@@ -37,10 +75,56 @@ def enforce_rate_limit(
     if hits > limit:
         with contextlib.suppress(ValueError):  # expired meanwhile: nothing to give back
             cache.decr(key, cost)
-        retry_after = int(window_seconds - (now % window_seconds)) + 1
+        details: dict[str, Any] = {"limit": limit, "window_seconds": window_seconds}
+        if name is not None:
+            details["bucket"] = name
         raise RateLimited(
             "Rate limit exceeded; retry later.",
-            retry_after_seconds=retry_after,
-            details={"limit": limit, "window_seconds": window_seconds},
+            retry_after_seconds=_retry_after(window_seconds, now),
+            details=details,
         )
     return hits
+
+
+def rate_limit_reached(
+    *, bucket: str, limit: int, window_seconds: int, now: float | None = None
+) -> int | None:
+    """Seconds until ``bucket``'s window ends if it already holds ``limit`` hits, else None.
+
+    Counts nothing: for limits on outcomes (a failed authentication) that are checked before
+    the work and counted after it.
+    """
+    now = time.time() if now is None else now
+    hits = cache.get(_window_key(bucket, window_seconds, now), 0)
+    return _retry_after(window_seconds, now) if hits >= limit else None
+
+
+def rate_limit_count(*, bucket: str, window_seconds: int, now: float | None = None) -> int:
+    """Count one hit against ``bucket`` without refusing anything; returns the window's hits."""
+    now = time.time() if now is None else now
+    key = _window_key(bucket, window_seconds, now)
+    cache.add(key, 0, timeout=window_seconds + 1)
+    try:
+        hits: int = cache.incr(key)
+    except ValueError:  # the key expired between add and incr
+        cache.add(key, 1, timeout=window_seconds + 1)
+        hits = 1
+    return hits
+
+
+def request_source(meta: Mapping[str, Any]) -> str:
+    """The address a request came from: the TCP peer, or behind ``TRUSTED_PROXY_COUNT``
+    proxies the address the outermost of them saw.
+
+    Each proxy appends the address it was connected from to ``X-Forwarded-For``, so with N
+    trusted proxies the client is the N-th entry from the right; anything left of it was
+    written by the client and is not believed. A header with fewer entries did not pass
+    through every proxy, and the peer is used.
+    """
+    peer = str(meta.get("REMOTE_ADDR") or "")
+    proxies = settings.TRUSTED_PROXY_COUNT
+    if proxies <= 0:
+        return peer
+    forwarded = [part.strip() for part in str(meta.get("HTTP_X_FORWARDED_FOR", "")).split(",")]
+    forwarded = [part for part in forwarded if part]
+    return forwarded[-proxies] if len(forwarded) >= proxies else peer

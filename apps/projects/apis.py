@@ -96,6 +96,7 @@ class ProjectCreateInputSerializer(InputSerializer):
 
 class ProjectListApi(TenantApi):
     allowed_roles_by_method = WRITES_BY_PEOPLE
+    rate_limit_exempt = {"GET": "a page of the tenant's projects by name"}
 
     @extend_schema(
         operation_id="projects_list",
@@ -173,6 +174,7 @@ class ProjectUpdateInputSerializer(InputSerializer):
 
 class ProjectDetailApi(TenantApi):
     allowed_roles_by_method = WRITES_BY_PEOPLE
+    rate_limit_exempt = {"GET": "one project by id"}
 
     @extend_schema(
         operation_id="projects_retrieve",
@@ -245,6 +247,8 @@ class ProjectResolveQuerySerializer(InputSerializer):
 
 
 class ProjectResolveApi(TenantApi):
+    rate_limit_exempt = {"GET": "one project by slug, repository or name, on indexes"}
+
     @extend_schema(
         operation_id="projects_resolve",
         parameters=[ProjectResolveQuerySerializer],

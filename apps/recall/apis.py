@@ -121,7 +121,6 @@ class RecallApi(ReadByMeaningApi):
         """
         payload = RecallInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        self.enforce_recall_rate()
         args = payload.validated_data
         merged = recall_context(
             scope=self.scope,

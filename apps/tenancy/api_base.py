@@ -5,8 +5,9 @@ models, and ``core`` knows no feature app (DESIGN §1).
 
 Per request it resolves, exactly once, the :class:`RequestScope`: the tenant (the key's own, or
 for a superadmin the one named by ``X-Impersonate-Tenant``), the key, and the subject derived
-from the key. It also applies the role allow-list and the custody halt. Subclasses cannot
-override that resolution; ``__init_subclass__`` refuses them at import time.
+from the key. It also applies the role allow-list and the custody halt, then charges the
+method's rate-limit bucket. Subclasses cannot override that resolution; ``__init_subclass__``
+refuses them at import time.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar, cast
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -27,7 +27,7 @@ from typing_extensions import override
 
 from apps.core.db.transactions import unit_of_work
 from apps.core.exceptions import PermissionDenied
-from apps.core.rate_limits import enforce_rate_limit
+from apps.core.rate_limits import RateBucket, enforce_rate_limit
 from apps.tenancy.exceptions import (
     ImpersonationTenantRequired,
     InvalidIdempotencyKey,
@@ -47,6 +47,25 @@ IMPERSONATION_HEADER = "HTTP_X_IMPERSONATE_TENANT"
 ALL_ROLES = frozenset(ApiKeyRole.values)
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
+# The rate-limit buckets, each per (tenant, subject) per fixed window (docs/operators.md,
+# "Request bounds"). Every method that writes, embeds or ranks is charged to one.
+#: Reads by meaning (memory recall, merged recall, knowledge search and context) and the article
+#: opens they lead to: each ranks or records what it surfaced.
+RECALL = RateBucket("recall", "RECALL_RATE_LIMIT", "RECALL_RATE_WINDOW_SECONDS")
+#: Memory items written (long-term rows and session turns; a batch counts each item).
+MEMORY_WRITE = RateBucket(
+    "memory-write", "MEMORY_WRITE_RATE_LIMIT", "MEMORY_WRITE_RATE_WINDOW_SECONDS"
+)
+#: Writes that embed a whole article: article create (an agent's runs the novelty gate in the
+#: request) and update, and graduation (the gate again).
+EMBEDDING_WRITE = RateBucket(
+    "embedding-write", "EMBEDDING_WRITE_RATE_LIMIT", "EMBEDDING_WRITE_RATE_WINDOW_SECONDS"
+)
+#: Every other write: deletes, archives, publishes, project changes, promotion requests, erasure.
+WRITE = RateBucket("write", "WRITE_RATE_LIMIT", "WRITE_RATE_WINDOW_SECONDS")
+#: The methods a rate-limit exemption may name: a write is always charged.
+EXEMPTIBLE_METHODS = frozenset({"GET"})
+
 
 class TenantApi(APIView):
     #: Roles that may call this API; others get 403 permission_denied.
@@ -57,10 +76,18 @@ class TenantApi(APIView):
     #: Methods that write on behalf of an agent and are therefore frozen by a custody halt.
     #: Read-only POSTs (recall, search) set this to an empty set.
     halted_methods: ClassVar[frozenset[str]] = WRITE_METHODS
-    #: Methods that call :meth:`enforce_subject_rate` (the schema documents their 429).
-    rate_limited_methods: ClassVar[frozenset[str]] = frozenset()
+    #: The bucket each HTTP method is charged to, once the caller is known (after the role
+    #: check and the custody halt) and before the handler runs or the body is validated: past
+    #: the bucket's limit the request is 429 `rate_limited` and does nothing. HEAD is charged
+    #: as GET. Writes default to :data:`WRITE`; a view that declares its own map names every
+    #: method it charges.
+    rate_limits: ClassVar[Mapping[str, RateBucket]] = dict.fromkeys(sorted(WRITE_METHODS), WRITE)
+    #: Methods charged to no bucket, each with the reason. Only a GET that neither embeds, ranks
+    #: nor writes may be exempt (tests/core/test_rate_limits_all_endpoints.py proves both maps
+    #: for every URL).
+    rate_limit_exempt: ClassVar[Mapping[str, str]] = {}
 
-    _sealed = ("initial", "resolve_scope")
+    _sealed = ("initial", "resolve_scope", "charge_rate_limit")
     scope: RequestScope
 
     @override
@@ -69,34 +96,41 @@ class TenantApi(APIView):
         for name in cls._sealed:
             if name in cls.__dict__:
                 raise TypeError(f"{cls.__name__} may not override TenantApi.{name}")
+        if not set(cls.rate_limit_exempt) <= EXEMPTIBLE_METHODS:
+            raise TypeError(f"{cls.__name__}: only a GET may be exempt from rate limits")
+        if charged_and_exempt := set(cls.rate_limits) & set(cls.rate_limit_exempt):
+            raise TypeError(f"{cls.__name__}: {sorted(charged_and_exempt)} charged and exempt")
 
     @override
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.scope = self.resolve_scope(request)
+        self.charge_rate_limit(request)
 
-    def enforce_subject_rate(
-        self, *, bucket: str, limit: int, window_seconds: int, cost: int = 1
-    ) -> None:
-        """Count ``cost`` against the caller's (tenant, subject) bucket: 429 past ``limit``.
+    @classmethod
+    def rate_bucket_for(cls, method: str) -> RateBucket | None:
+        """The bucket ``method`` (upper case) is charged to, or None for an exempt method."""
+        return cls.rate_limits.get("GET" if method == "HEAD" else method)
 
-        Keyed by subject, not key, so an agent rotating keys shares one bucket; shared
-        across processes through the cache.
+    def rate_cost(self, request: Request) -> int:
+        """How many hits this request counts in its bucket (a batch overrides it)."""
+        return 1
+
+    def charge_rate_limit(self, request: Request) -> None:
+        """Charge the method's bucket for the caller's (tenant, subject): 429 past its limit.
+
+        Keyed by subject, not key, so an agent rotating keys shares one bucket; shared across
+        processes through the cache.
         """
+        bucket = self.rate_bucket_for(request.method or "")
+        if bucket is None:
+            return
         enforce_rate_limit(
-            bucket=f"{bucket}:{self.scope.tenant.pk}:{self.scope.subject_id}",
-            limit=limit,
-            window_seconds=window_seconds,
-            cost=cost,
-        )
-
-    def enforce_recall_rate(self) -> None:
-        """The one bucket every read by meaning shares: memory recall, merged recall and
-        knowledge search (a merged recall counts once)."""
-        self.enforce_subject_rate(
-            bucket="recall",
-            limit=settings.RECALL_RATE_LIMIT,
-            window_seconds=settings.RECALL_RATE_WINDOW_SECONDS,
+            bucket=f"{bucket.name}:{self.scope.tenant.pk}:{self.scope.subject_id}",
+            limit=bucket.limit,
+            window_seconds=bucket.window_seconds,
+            cost=self.rate_cost(request),
+            name=bucket.name,
         )
 
     @classmethod
@@ -162,11 +196,11 @@ _Handler = TypeVar("_Handler", bound=Callable[..., Response])
 
 class ReadByMeaningApi(TenantApi):
     """Memory recall, merged recall and knowledge search: reads that take their query as a
-    POST body. A custody halt does not freeze them, and each call counts in the shared recall
-    bucket (:meth:`TenantApi.enforce_recall_rate`)."""
+    POST body. A custody halt does not freeze them, and each call counts once in the shared
+    :data:`RECALL` bucket (a merged recall too)."""
 
     halted_methods = frozenset()
-    rate_limited_methods = frozenset({"POST"})
+    rate_limits = {"POST": RECALL}
 
 
 def _idempotency_key(raw: str) -> str:

@@ -27,6 +27,8 @@ class WhoamiOutputSerializer(serializers.Serializer[dict[str, object]]):
 
 
 class WhoamiApi(TenantApi):
+    rate_limit_exempt = {"GET": "answers from the authenticated key alone"}
+
     @extend_schema(
         operation_id="whoami",
         responses={200: WhoamiOutputSerializer, **COMMON_ERRORS},

@@ -1,14 +1,17 @@
-"""``Authorization: Bearer <key>`` authentication for DRF."""
+"""``Authorization: Bearer <key>`` authentication for DRF, throttled per source address."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 from typing_extensions import override
 
+from apps.core.rate_limits import rate_limit_count, rate_limit_reached, request_source
+from apps.tenancy.exceptions import AuthenticationRateLimited
 from apps.tenancy.models import ApiKey
 from apps.tenancy.selectors import api_key_authenticate
 from apps.tenancy.services import api_key_touch
@@ -33,6 +36,26 @@ class ApiKeyAuthentication(BaseAuthentication):
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
             return None
+        # A source past its failures is refused before the key is parsed or looked up: the
+        # lookup is what a stream of made-up keys would otherwise cost, and while throttled
+        # a valid key cannot be told apart without it.
+        bucket = f"auth-failures:{request_source(request.META)}"
+        window_seconds = settings.AUTH_FAILURE_WINDOW_SECONDS
+        retry_after = rate_limit_reached(
+            bucket=bucket, limit=settings.AUTH_FAILURE_LIMIT, window_seconds=window_seconds
+        )
+        if retry_after is not None:
+            raise AuthenticationRateLimited(wait=retry_after)
+        try:
+            api_key = self._api_key(header)
+        except AuthenticationFailed:
+            rate_limit_count(bucket=bucket, window_seconds=window_seconds)
+            raise
+        api_key_touch(api_key=api_key)
+        return KeyPrincipal(api_key=api_key), api_key
+
+    @staticmethod
+    def _api_key(header: str) -> ApiKey:
         scheme, _, raw_key = header.strip().partition(" ")
         raw_key = raw_key.strip()
         if scheme.lower() != "bearer" or not raw_key or " " in raw_key:
@@ -40,8 +63,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         api_key = api_key_authenticate(raw_key=raw_key)
         if api_key is None:
             raise AuthenticationFailed("Invalid or revoked API key.")
-        api_key_touch(api_key=api_key)
-        return KeyPrincipal(api_key=api_key), api_key
+        return api_key
 
     @override
     def authenticate_header(self, request: Request) -> str:

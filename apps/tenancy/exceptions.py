@@ -1,5 +1,7 @@
 from enum import StrEnum
 
+from rest_framework.exceptions import Throttled
+
 from apps.core.exceptions import ApplicationError, Conflict, Locked, NotFound, ValidationFailed
 
 
@@ -12,6 +14,7 @@ class TenancyErrorCode(StrEnum):
     INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     IDEMPOTENCY_KEY_IN_PROGRESS = "idempotency_key_in_progress"
+    AUTHENTICATION_RATE_LIMITED = "authentication_rate_limited"
 
 
 class SubjectUnresolvable(ValidationFailed):
@@ -53,3 +56,14 @@ class IdempotencyKeyInProgress(Conflict):
     """The key's first request has not answered yet; retry after ``Retry-After``."""
 
     default_code: str = TenancyErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS
+
+
+class AuthenticationRateLimited(Throttled):
+    """Too many failed authentications from one source address (429 with ``Retry-After``).
+
+    A DRF exception rather than an :class:`ApplicationError` because authentication raises it:
+    DRF marks the request unauthenticated only for its own exceptions.
+    """
+
+    default_code = TenancyErrorCode.AUTHENTICATION_RATE_LIMITED
+    default_detail = "Too many failed authentications from this address."

@@ -12,27 +12,19 @@ import re
 
 import pytest
 from django.apps import apps as django_apps
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from apps.tenancy.api_base import ALL_ROLES, TenantApi
 from apps.tenancy.models import ApiKeyRole
 from apps.tenancy.services import api_key_revoke
+from tests.core.urlconf import walk
 
 PLACEHOLDER = "00000000-0000-4000-8000-000000000009"
 METHODS = ("get", "post", "patch", "put", "delete")
 
 
-def _walk(patterns, prefix=""):
-    for entry in patterns:
-        if isinstance(entry, URLResolver):
-            yield from _walk(entry.url_patterns, prefix + str(entry.pattern))
-        elif isinstance(entry, URLPattern):
-            yield prefix + str(entry.pattern), entry.callback
-
-
 def _tenant_endpoints():
     endpoints = []
-    for route, callback in _walk(get_resolver().url_patterns):
+    for route, callback in walk():
         view = getattr(callback, "view_class", None)
         if view is None or not issubclass(view, TenantApi):
             continue

@@ -3,7 +3,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from typing_extensions import override
 
-from apps.tenancy.api_base import TenantApi
+from apps.tenancy.api_base import RECALL, TenantApi
 from apps.tenancy.models import ApiKeyRole
 from apps.tenancy.services import tenant_halt
 
@@ -17,6 +17,30 @@ def test_subclass_may_not_override_scope_resolution():
             @override
             def resolve_scope(self, request: Request) -> Response:  # type: ignore[override]
                 raise AssertionError
+
+
+def test_subclass_may_not_skip_its_rate_limit():
+    with pytest.raises(TypeError, match=r"may not override TenantApi\.charge_rate_limit"):
+
+        class Sneaky(TenantApi):
+            @override
+            def charge_rate_limit(self, request: Request) -> None:
+                return None
+
+
+def test_a_write_may_not_be_exempt_from_rate_limits():
+    with pytest.raises(TypeError, match=r"Sneaky: only a GET may be exempt from rate limits"):
+
+        class Sneaky(TenantApi):
+            rate_limit_exempt = {"DELETE": "deletes are cheap"}
+
+
+def test_a_method_is_either_charged_or_exempt():
+    with pytest.raises(TypeError, match=r"Sneaky: \['GET'\] charged and exempt"):
+
+        class Sneaky(TenantApi):
+            rate_limits = {"GET": RECALL}
+            rate_limit_exempt = {"GET": "a plain read"}
 
 
 def test_halted_tenant_refuses_agent_writes_with_423(agent, tenant):

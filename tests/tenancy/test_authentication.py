@@ -1,4 +1,8 @@
+from typing import Any
+
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.tenancy.models import ApiKeyRole
 from apps.tenancy.services import api_key_revoke
@@ -113,3 +117,127 @@ def test_authentication_records_last_use(agent):
 
     agent.key.refresh_from_db()
     assert agent.key.last_used_at is not None
+
+
+# ----------------------------------------------------------------------- failed-auth throttle
+
+UNKNOWN_KEY = "Bearer eng_000000000000_not-a-real-key"
+SOURCE = "203.0.113.7"
+OTHER_SOURCE = "198.51.100.20"
+DAY = 86_400
+
+
+@pytest.fixture
+def auth_failure_limit(settings):
+    settings.AUTH_FAILURE_LIMIT = 3
+    # Windows are fixed; a day-long one keeps a window boundary out of these tests.
+    settings.AUTH_FAILURE_WINDOW_SECONDS = DAY
+
+
+def _fail(client, times: int, source: str = SOURCE, header: str = UNKNOWN_KEY) -> list[int]:
+    return [
+        client.get(WHOAMI, HTTP_AUTHORIZATION=header, REMOTE_ADDR=source).status_code
+        for _ in range(times)
+    ]
+
+
+def _queries_of(request_call) -> tuple[Any, int]:
+    with CaptureQueriesContext(connection) as queries:
+        response = request_call()
+    return response, len(queries)
+
+
+def test_failed_authentications_past_the_bound_are_429_without_a_key_lookup(
+    anonymous, db, auth_failure_limit
+):
+    failed, failed_queries = _queries_of(
+        lambda: anonymous.get(WHOAMI, HTTP_AUTHORIZATION=UNKNOWN_KEY, REMOTE_ADDR=SOURCE)
+    )
+    statuses = _fail(anonymous, 2)
+
+    throttled, throttled_queries = _queries_of(
+        lambda: anonymous.get(WHOAMI, HTTP_AUTHORIZATION=UNKNOWN_KEY, REMOTE_ADDR=SOURCE)
+    )
+
+    assert (failed.status_code, failed_queries) == (401, 1)  # the key lookup
+    assert statuses == [401, 401]
+    assert (throttled.status_code, throttled_queries) == (429, 0)
+    retry_after = int(throttled["Retry-After"])
+    assert 1 <= retry_after <= DAY + 1
+    assert throttled.json() == {
+        "error": {
+            "code": "authentication_rate_limited",
+            "message": "Too many failed authentications from this address. "
+            f"Expected available in {retry_after} seconds.",
+            "details": {"retry_after_seconds": retry_after},
+        }
+    }
+
+
+def test_a_throttled_address_is_refused_before_even_a_valid_key_is_looked_up(
+    agent, anonymous, auth_failure_limit
+):
+    assert _fail(anonymous, 3) == [401, 401, 401]
+
+    response, queries = _queries_of(lambda: agent.get(WHOAMI, REMOTE_ADDR=SOURCE))
+
+    assert (response.status_code, queries) == (429, 0)
+    assert response.json()["error"]["code"] == "authentication_rate_limited"
+    agent.key.refresh_from_db()
+    assert agent.key.last_used_at is None
+
+
+def test_another_address_is_unaffected(agent, anonymous, auth_failure_limit):
+    assert _fail(anonymous, 4) == [401, 401, 401, 429]
+
+    valid = agent.get(WHOAMI, REMOTE_ADDR=OTHER_SOURCE)
+    invalid = _fail(anonymous, 1, source=OTHER_SOURCE)
+
+    assert valid.status_code == 200
+    assert valid.json()["data"]["subject_id"] == "agent-a"
+    assert invalid == [401]
+
+
+def test_successful_authentications_do_not_count(agent, anonymous, auth_failure_limit):
+    successes = [agent.get(WHOAMI, REMOTE_ADDR=SOURCE).status_code for _ in range(5)]
+
+    assert successes == [200] * 5
+    assert _fail(anonymous, 4) == [401, 401, 401, 429]
+
+
+def test_malformed_headers_count_as_failures(anonymous, db, auth_failure_limit):
+    assert _fail(anonymous, 4, header="Bearer abc def") == [401, 401, 401, 429]
+
+
+def test_requests_without_a_key_are_neither_counted_nor_refused(anonymous, db, auth_failure_limit):
+    bare = [anonymous.get(WHOAMI, REMOTE_ADDR=SOURCE).status_code for _ in range(5)]
+    assert _fail(anonymous, 4) == [401, 401, 401, 429]
+
+    response = anonymous.get(WHOAMI, REMOTE_ADDR=SOURCE)
+
+    assert bare == [401] * 5
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "not_authenticated"
+
+
+def test_behind_a_proxy_the_address_it_forwarded_is_the_source(
+    agent, anonymous, settings, auth_failure_limit
+):
+    settings.TRUSTED_PROXY_COUNT = 1
+    balancer = {"REMOTE_ADDR": "10.0.0.2"}
+    for _ in range(3):
+        anonymous.get(
+            WHOAMI, HTTP_AUTHORIZATION=UNKNOWN_KEY, HTTP_X_FORWARDED_FOR=SOURCE, **balancer
+        )
+
+    # A client cannot shed its address by writing another one in front of it.
+    spoofed = anonymous.get(
+        WHOAMI,
+        HTTP_AUTHORIZATION=UNKNOWN_KEY,
+        HTTP_X_FORWARDED_FOR=f"192.0.2.1, {SOURCE}",
+        **balancer,
+    )
+    other_client = agent.get(WHOAMI, HTTP_X_FORWARDED_FOR=OTHER_SOURCE, **balancer)
+
+    assert spoofed.status_code == 429
+    assert other_client.status_code == 200

@@ -7,6 +7,7 @@ Every error response, whether raised by a service, DRF, Django or an unexpected 
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import uuid
 from typing import Any
@@ -139,13 +140,17 @@ def engram_exception_handler(exc: Exception, context: dict[str, Any]) -> Respons
     if isinstance(exc, drf_exceptions.APIException):
         code = _DRF_CODES.get(type(exc), str(exc.default_code))
         headers: dict[str, str] = {}
+        details: dict[str, Any] = {}
         wait = getattr(exc, "wait", None)
         if isinstance(exc, drf_exceptions.Throttled) and wait is not None:
-            headers["Retry-After"] = str(int(wait))
+            # The same Retry-After and details.retry_after_seconds as every other 429.
+            retry_after = max(1, math.ceil(wait))
+            headers["Retry-After"] = str(retry_after)
+            details["retry_after_seconds"] = retry_after
         if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
             headers["WWW-Authenticate"] = "Bearer"
         return Response(
-            error_body(code, str(exc.detail)),
+            error_body(code, str(exc.detail), details),
             status=exc.status_code,
             headers=headers or None,
         )

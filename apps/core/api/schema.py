@@ -3,12 +3,12 @@
 Views declare their own success and domain errors with ``@extend_schema(responses=...)``; the
 statuses that come from the shared machinery are added here, so no operation can forget one:
 
-- 401/403 on authenticated views (the key, its role);
+- 401/403 on authenticated views (the key, its role), and 429 (a rate-limit bucket, or too
+  many failed authentications from the caller's address);
 - 422 everywhere (the input contract also covers query strings and path parameters), and 414
   everywhere (a URL over ``REQUEST_URL_MAX_BYTES``);
 - 400 ``invalid_json``, 413 ``payload_too_large`` and 415 on operations that take a body;
-- 404 where the path names a resource; 423 on writes a custody halt freezes;
-- 429 on methods a view lists in ``rate_limited_methods``.
+- 404 where the path names a resource; 423 on writes a custody halt freezes.
 """
 
 from __future__ import annotations
@@ -42,13 +42,11 @@ class EngramAutoSchema(AutoSchema):
             isinstance(permission, AllowAny) for permission in view.get_permissions()
         )
         if authenticated:
-            codes += [401, 403]
+            codes += [401, 403, 429]
         if self.method in BODY_METHODS:
             codes += [400, 413, 415]
         if "{" in self.path:
             codes.append(404)
         if self.method in getattr(view, "halted_methods", frozenset()):
             codes.append(423)
-        if self.method in getattr(view, "rate_limited_methods", frozenset()):
-            codes.append(429)
         return codes

@@ -42,7 +42,7 @@ from apps.knowledge.services import (
     propose_article,
 )
 from apps.knowledge.viewer import Viewer
-from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.api_base import EMBEDDING_WRITE, RECALL, WRITE, TenantApi, idempotent
 from apps.tenancy.models import ApiKeyRole
 
 TAGS = ["knowledge"]
@@ -185,6 +185,11 @@ def _proposal_response(proposal: Proposal) -> Response:
 
 
 class ArticleListApi(TenantApi):
+    rate_limits = {"POST": EMBEDDING_WRITE}
+    rate_limit_exempt = {
+        "GET": "a page ordered by title; q is an indexed full-text filter, nothing embedded"
+    }
+
     @extend_schema(
         operation_id="knowledge_articles_list",
         parameters=[ArticleListFilterSerializer],
@@ -276,6 +281,9 @@ class ArticleUpdateInputSerializer(InputSerializer):
 
 
 class ArticleDetailApi(TenantApi):
+    # A read records the open (an access event), as a search records what it surfaced.
+    rate_limits = {"GET": RECALL, "PATCH": EMBEDDING_WRITE, "DELETE": WRITE}
+
     @extend_schema(
         operation_id="knowledge_articles_retrieve",
         parameters=[

@@ -42,7 +42,7 @@ from apps.knowledge.selectors import (
 )
 from apps.knowledge.services import knowledge_search_record
 from apps.knowledge.viewer import Viewer
-from apps.tenancy.api_base import ReadByMeaningApi, TenantApi
+from apps.tenancy.api_base import RECALL, ReadByMeaningApi, TenantApi
 
 # ----------------------------------------------------------------------------- /search
 
@@ -148,7 +148,6 @@ class KnowledgeSearchApi(ReadByMeaningApi):
         """
         payload = KnowledgeSearchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        self.enforce_recall_rate()
         args = payload.validated_data
         viewer = Viewer.from_scope(self.scope)
         result = knowledge_search(
@@ -202,6 +201,8 @@ class KnowledgeContextOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class KnowledgeContextApi(TenantApi):
+    rate_limits = {"GET": RECALL}
+
     @extend_schema(
         operation_id="knowledge_context",
         parameters=[KnowledgeContextFilterSerializer],
@@ -266,6 +267,7 @@ class KnowledgeMetricsOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 class KnowledgeMetricsApi(TenantApi):
     allowed_roles = CURATOR_ROLES
+    rate_limit_exempt = {"GET": "curator-only counts over one window of access events"}
 
     @extend_schema(
         operation_id="knowledge_metrics",

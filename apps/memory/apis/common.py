@@ -1,25 +1,13 @@
-"""What every memory resource shares: the memory and turn shapes, write errors, the write rate."""
+"""What every memory resource shares: the memory and turn shapes, write errors."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from rest_framework import serializers
 
 from apps.core.api.fields import TimestampField
 from apps.memory.models import Memory
-from apps.tenancy.api_base import TenantApi
-
-
-def enforce_write_rate(api: TenantApi, *, items: int) -> None:
-    """Writes count per (tenant, subject), one per item: a 500-item batch counts 500."""
-    api.enforce_subject_rate(
-        bucket="memory-write",
-        limit=settings.MEMORY_WRITE_RATE_LIMIT,
-        window_seconds=settings.MEMORY_WRITE_RATE_WINDOW_SECONDS,
-        cost=items,
-    )
 
 
 class MemoryOutputSerializer(serializers.Serializer[Any]):

@@ -17,7 +17,7 @@ from apps.memory.services import (
     parse_memory_id,
     parse_re_scope,
 )
-from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.api_base import EMBEDDING_WRITE, TenantApi, idempotent
 
 
 class MemoryGraduateInputSerializer(CheckedInputSerializer):
@@ -58,6 +58,8 @@ class MemoryGraduateOutputSerializer(serializers.Serializer[Any]):
 
 
 class MemoryGraduateApi(TenantApi):
+    rate_limits = {"POST": EMBEDDING_WRITE}
+
     @extend_schema(
         operation_id="memory_graduate",
         request=MemoryGraduateInputSerializer,

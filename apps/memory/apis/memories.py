@@ -26,7 +26,6 @@ from apps.memory.apis.common import (
     ListMetaSerializer,
     MemoryOutputSerializer,
     SessionTurnOutputSerializer,
-    enforce_write_rate,
 )
 from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
 from apps.memory.selectors import memory_list, memory_list_all_subjects, memory_provenance
@@ -38,7 +37,7 @@ from apps.memory.services import (
     memory_supersede,
     memory_write_batch,
 )
-from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.api_base import MEMORY_WRITE, TenantApi, idempotent
 from apps.tenancy.scope import RequestScope
 
 
@@ -220,7 +219,8 @@ def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[
 
 
 class MemoryListApi(TenantApi):
-    rate_limited_methods = frozenset({"POST"})
+    rate_limits = {"POST": MEMORY_WRITE}
+    rate_limit_exempt = {"GET": "a page of rows by index, at most MEMORY_LIST_MAX_LIMIT"}
 
     @extend_schema(
         operation_id="memory_write",
@@ -242,7 +242,6 @@ class MemoryListApi(TenantApi):
         """
         payload = MemoryWriteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        enforce_write_rate(self, items=1)
         item = payload.validated_data
         if item["tier"] == "long_term" and item.get("supersedes"):
             memory = memory_supersede(
@@ -289,7 +288,16 @@ class MemoryBatchOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class MemoryBatchApi(TenantApi):
-    rate_limited_methods = frozenset({"POST"})
+    rate_limits = {"POST": MEMORY_WRITE}
+
+    @override
+    def rate_cost(self, request: Request) -> int:
+        # Charged before validation, one per item; an items value validation will refuse (not
+        # a list, empty, over MEMORY_BATCH_MAX_ITEMS) counts as one request.
+        items = request.data.get("items") if isinstance(request.data, dict) else None
+        if isinstance(items, list) and 0 < len(items) <= settings.MEMORY_BATCH_MAX_ITEMS:
+            return len(items)
+        return 1
 
     @extend_schema(
         operation_id="memory_write_batch",
@@ -303,7 +311,6 @@ class MemoryBatchApi(TenantApi):
         nothing."""
         payload = MemoryBatchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        enforce_write_rate(self, items=len(payload.validated_data["items"]))
         data = _write_items(self.scope, payload.validated_data["items"])
         return Response(
             {"data": data, "meta": {"written": len(data)}}, status=status.HTTP_201_CREATED
@@ -345,6 +352,8 @@ class MemoryDetailOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class MemoryDetailApi(TenantApi):
+    rate_limit_exempt = {"GET": "one row by id, with its provenance"}
+
     @extend_schema(
         operation_id="memory_get",
         responses={200: MemoryDetailOutputSerializer, **COMMON_ERRORS, 404: ErrorSerializer},

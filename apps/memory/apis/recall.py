@@ -124,7 +124,6 @@ class MemoryRecallApi(ReadByMeaningApi):
         """
         payload = MemoryRecallInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        self.enforce_recall_rate()
         args = payload.validated_data
         result = memory_recall(
             tenant=self.scope.tenant,

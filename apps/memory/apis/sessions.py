@@ -17,7 +17,6 @@ from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS
 from apps.memory.apis.common import (
     ListMetaSerializer,
     SessionTurnOutputSerializer,
-    enforce_write_rate,
 )
 from apps.memory.apis.memories import (
     SESSION_TURN_FIELDS,
@@ -27,12 +26,9 @@ from apps.memory.apis.memories import (
 )
 from apps.memory.selectors import session_history
 from apps.memory.services import session_clear, session_turn_delete
-from apps.tenancy.api_base import TenantApi, idempotent
+from apps.tenancy.api_base import MEMORY_WRITE, TenantApi, idempotent
 
 SESSION_ID_PARAMETER = OpenApiParameter("session_id", str, OpenApiParameter.PATH)
-# Deletes are writes (frozen by a custody halt, Idempotency-Key honoured) but not item
-# writes: like forgetting a memory, they do not count against the write rate.
-SESSION_DELETE_ERRORS = {code: body for code, body in WRITE_ERRORS.items() if code != 429}
 
 
 class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -89,7 +85,7 @@ class SessionTurnCreateOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class SessionTurnListApi(TenantApi):
-    rate_limited_methods = frozenset({"POST"})
+    rate_limits = {"POST": MEMORY_WRITE}
 
     @extend_schema(
         operation_id="memory_session_turn_append",
@@ -113,12 +109,15 @@ class SessionTurnListApi(TenantApi):
         """
         payload = SessionTurnCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        enforce_write_rate(self, items=1)
         data = session_turn_write(self.scope, {**payload.validated_data, "session_id": session_id})
         return Response({"data": data, "meta": {}}, status=status.HTTP_201_CREATED)
 
 
 class SessionHistoryApi(TenantApi):
+    # Deletes are writes, but not item writes: like forgetting a memory, a clear is charged to
+    # the other writes' bucket (the default), so an agent out of write rate can still clean up.
+    rate_limit_exempt = {"GET": "a page of one session's turns by index"}
+
     @extend_schema(
         operation_id="memory_session_history",
         parameters=[SessionHistoryFilterSerializer, SESSION_ID_PARAMETER],
@@ -142,7 +141,7 @@ class SessionHistoryApi(TenantApi):
     @extend_schema(
         operation_id="memory_session_clear",
         parameters=[SESSION_ID_PARAMETER],
-        responses={200: SessionClearOutputSerializer, **SESSION_DELETE_ERRORS},
+        responses={200: SessionClearOutputSerializer, **WRITE_ERRORS},
         tags=["memory"],
     )
     @idempotent
@@ -164,7 +163,7 @@ class SessionTurnDetailApi(TenantApi):
     @extend_schema(
         operation_id="memory_session_turn_delete",
         parameters=[SESSION_ID_PARAMETER, OpenApiParameter("seq", int, OpenApiParameter.PATH)],
-        responses={200: SessionTurnDeleteOutputSerializer, **SESSION_DELETE_ERRORS},
+        responses={200: SessionTurnDeleteOutputSerializer, **WRITE_ERRORS},
         tags=["memory"],
     )
     @idempotent
@@ -186,7 +185,7 @@ class SessionLastTurnApi(TenantApi):
     @extend_schema(
         operation_id="memory_session_turn_pop",
         parameters=[SESSION_ID_PARAMETER],
-        responses={200: SessionTurnDeleteOutputSerializer, **SESSION_DELETE_ERRORS},
+        responses={200: SessionTurnDeleteOutputSerializer, **WRITE_ERRORS},
         tags=["memory"],
     )
     @idempotent

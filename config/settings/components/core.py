@@ -9,3 +9,19 @@ HEAVY_READ_MAX_CONCURRENT_PER_TENANT = env.int("ENGRAM_HEAVY_READ_MAX_CONCURRENT
 DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
     "ENGRAM_DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS", default=2
 )
+
+# Rate limits per (tenant, subject) for the writes outside memory's item bucket
+# (apps/tenancy/api_base.py names every bucket; docs/operators.md, "Request bounds").
+# Writes that embed a whole article: article create and update, graduation.
+EMBEDDING_WRITE_RATE_LIMIT = env.int("ENGRAM_EMBEDDING_WRITE_RATE_LIMIT", default=60)
+EMBEDDING_WRITE_RATE_WINDOW_SECONDS = env.int(
+    "ENGRAM_EMBEDDING_WRITE_RATE_WINDOW_SECONDS", default=60
+)
+# Every other write: deletes, archives, publishes, project changes, promotion requests, erasure.
+WRITE_RATE_LIMIT = env.int("ENGRAM_WRITE_RATE_LIMIT", default=600)
+WRITE_RATE_WINDOW_SECONDS = env.int("ENGRAM_WRITE_RATE_WINDOW_SECONDS", default=60)
+
+# Proxies in front of the web processes that append to X-Forwarded-For (the load balancer):
+# the source address of a request is the entry this many from the right; 0 trusts the header
+# not at all and uses the TCP peer.
+TRUSTED_PROXY_COUNT = env.int("ENGRAM_TRUSTED_PROXY_COUNT", default=0)

@@ -15,3 +15,9 @@ IDEMPOTENCY_PRUNE_INTERVAL_SECONDS = env.int(
 # How long a web process may authenticate a key from memory: the bound on how long a
 # revocation or a tenant halt made elsewhere takes to reach it. 0 disables the cache.
 API_KEY_CACHE_SECONDS = env.int("ENGRAM_API_KEY_CACHE_SECONDS", default=5)
+
+# Failed authentications (401 authentication_failed) one source address may make per window;
+# past it every request from that address that presents a key is 429
+# authentication_rate_limited, before any key lookup, until the window ends.
+AUTH_FAILURE_LIMIT = env.int("ENGRAM_AUTH_FAILURE_LIMIT", default=30)
+AUTH_FAILURE_WINDOW_SECONDS = env.int("ENGRAM_AUTH_FAILURE_WINDOW_SECONDS", default=60)

@@ -4,11 +4,14 @@ import pytest
 
 from apps.core.exceptions import RateLimited
 from apps.core.rate_limits import enforce_rate_limit
+from apps.knowledge.models import Article
 from apps.memory.models import Memory
 from apps.tenancy.models import ApiKeyRole
+from tests.memory.factories import memory_row
 
 MEMORY = "/api/v1/memory"
 BATCH = "/api/v1/memory/batch"
+GRADUATE = "/api/v1/memory/graduate"
 
 
 @pytest.fixture(autouse=True)
@@ -63,6 +66,78 @@ def test_a_batch_over_what_is_left_is_refused_whole_and_not_charged(agent, setti
     assert refused.status_code == 429
     assert fits.status_code == 201
     assert Memory.objects.count() == 10
+
+
+@pytest.mark.parametrize(
+    ("_case", "items"),
+    [("not_a_list", "t0"), ("empty", []), ("over_the_batch_maximum", [{"text": "t"}] * 501)],
+)
+def test_a_batch_validation_refuses_counts_as_one_request(agent, settings, _case, items):
+    settings.MEMORY_WRITE_RATE_LIMIT = 2
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 86_400
+
+    refused = agent.post(BATCH, {"items": items})
+    fits = agent.post(MEMORY, {"text": "one"})
+    over = agent.post(MEMORY, {"text": "two"})
+
+    assert refused.status_code == 422
+    assert (fits.status_code, over.status_code) == (201, 429)
+    assert Memory.objects.count() == 1
+
+
+def test_a_batch_is_charged_before_its_items_are_validated(agent, settings):
+    settings.MEMORY_WRITE_RATE_LIMIT = 3
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 86_400
+
+    invalid = agent.post(BATCH, {"items": [{"text": "ok"}, {"text": "   "}]})
+    fits = agent.post(MEMORY, {"text": "one"})
+    over = agent.post(MEMORY, {"text": "two"})
+
+    assert invalid.status_code == 422
+    assert (fits.status_code, over.status_code) == (201, 429)
+    assert Memory.objects.count() == 1
+
+
+def test_graduation_is_charged_to_the_embedding_write_bucket(agent, tenant, settings):
+    settings.EMBEDDING_WRITE_RATE_LIMIT = 1
+    settings.EMBEDDING_WRITE_RATE_WINDOW_SECONDS = 86_400
+    first = memory_row(tenant, "agent-a", "Deploys are frozen after 14:00 UTC on Fridays.")
+    second = memory_row(tenant, "agent-a", "The staging database runs PostgreSQL 18.")
+    assert agent.post(GRADUATE, {"memory_id": str(first.pk)}).status_code == 201
+
+    response = agent.post(GRADUATE, {"memory_id": str(second.pk)})
+
+    assert response.status_code == 429
+    assert response.json()["error"]["code"] == "rate_limited"
+    assert response.json()["error"]["details"]["bucket"] == "embedding-write"
+    assert Article.objects.count() == 1
+    assert agent.post(MEMORY, {"text": "Memory writes have their own bucket."}).status_code == 201
+
+
+def test_a_replayed_write_counts_like_the_first_attempt(agent, settings):
+    settings.MEMORY_WRITE_RATE_LIMIT = 2
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 86_400
+    first = agent.post(MEMORY, {"text": "1"}, HTTP_IDEMPOTENCY_KEY="k-1")
+    replay = agent.post(MEMORY, {"text": "1"}, HTTP_IDEMPOTENCY_KEY="k-1")
+
+    refused_retry = agent.post(MEMORY, {"text": "1"}, HTTP_IDEMPOTENCY_KEY="k-1")
+
+    assert (first.status_code, replay.status_code) == (201, 201)
+    assert replay["Idempotent-Replayed"] == "true"
+    assert refused_retry.status_code == 429
+    assert Memory.objects.count() == 1
+
+
+def test_forgetting_is_not_charged_to_the_memory_write_bucket(agent, settings):
+    settings.MEMORY_WRITE_RATE_LIMIT = 1
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 86_400
+    written = agent.post(MEMORY, {"text": "1"})
+    assert agent.post(MEMORY, {"text": "2"}).status_code == 429
+
+    response = agent.delete(f"{MEMORY}/{written.json()['data']['id']}")
+
+    assert response.status_code == 204
+    assert Memory.objects.count() == 0
 
 
 @pytest.mark.parametrize(
