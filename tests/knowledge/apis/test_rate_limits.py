@@ -20,7 +20,7 @@ def _article(title: str) -> dict:
 
 @pytest.fixture(autouse=True)
 def _no_broker(mocker):
-    mocker.patch("apps.memory.services.embedding.drain_embeddings_task.apply_async")
+    mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
 
 
 def test_article_creates_and_updates_share_the_embedding_write_bucket(agent, settings):
