@@ -3,7 +3,8 @@ from django.apps import AppConfig
 
 class DataopsConfig(AppConfig):
     """Tenant-wide data operations above memory and knowledge: export and import, erasure with
-    receipts, re-embedding and operator statistics."""
+    receipts, re-embedding, operator statistics and oversight (listing and forgetting any
+    subject's memories)."""
 
     name = "apps.dataops"
     label = "dataops"
