@@ -86,7 +86,7 @@ def clean_choice(field: str, value: object, choices: Sequence[str]) -> str:
     return value
 
 
-def clean_tags(tags: Sequence[str]) -> list[str]:
+def _clean_tags(tags: Sequence[str]) -> list[str]:
     """Lowercased, whitespace-collapsed, de-duplicated (first occurrence kept).
 
     Alias tags (``alias:<phrase>``) are normalised the same way the search normalises a query,
@@ -147,7 +147,7 @@ def clean_visibility(visibility: object) -> str:
     return clean_choice("visibility", visibility, ArticleVisibility.values)
 
 
-def clean_source(source: object) -> str:
+def _clean_source(source: object) -> str:
     return clean_choice("source", source, ArticleSource.values)
 
 
@@ -160,7 +160,7 @@ def clean_tags_for(
 ) -> list[str]:
     """The cleaned tags, refused (403 ``alias_tag_reserved``) when they add an alias tag the
     viewer may not add."""
-    cleaned = clean_tags(tags)
+    cleaned = _clean_tags(tags)
     ensure_alias_tags_allowed(viewer=viewer, tags=cleaned, existing=existing)
     return cleaned
 
@@ -208,6 +208,6 @@ def clean_article(
         owner_agent_id=clean_owner(
             viewer=viewer, visibility=cleaned_visibility, owner_agent_id=owner_agent_id
         ),
-        source=clean_source(source),
+        source=_clean_source(source),
         source_memory_id=source_memory_id,
     )
