@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import secrets
+import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError
+from django.db.models import Q, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from apps.core.db.erasure import erase_rows
@@ -189,3 +193,29 @@ def idempotency_erase(*, tenant: Tenant, subject_id: str | None, dry_run: bool) 
     if subject_id is not None:
         records = records.filter(subject_id=subject_id)
     return erase_rows(records, dry_run=dry_run)
+
+
+def idempotency_forget_responses(
+    *, tenant: Tenant, subject_id: str, resource_ids: Collection[uuid.UUID]
+) -> int:
+    """Delete the subject's stored responses that name any of ``resource_ids`` (a forgotten
+    memory, an article deleted with it), so a retried write cannot replay forgotten text.
+    Returns how many. Helper for forget, inside its transaction.
+
+    A record is matched by the id's text anywhere in its body: ids are UUIDs, so a match is
+    that resource, whatever the response's shape. Only completed records hold a body. The
+    key is then free again: a retry runs the write afresh, as a new request would.
+    """
+    if not resource_ids:
+        return 0
+    names = Q()
+    for resource_id in resource_ids:
+        names |= Q(body_text__contains=str(resource_id))
+    deleted, _ = (
+        IdempotencyRecord.objects.for_tenant(tenant)
+        .filter(subject_id=subject_id, status_code__isnull=False)
+        .annotate(body_text=Cast("response_body", output_field=TextField()))
+        .filter(names)
+        .delete()
+    )
+    return deleted

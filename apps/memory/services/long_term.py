@@ -27,6 +27,7 @@ from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstone_record
 from apps.projects.selectors import project_exists
 from apps.tenancy.models import Tenant
+from apps.tenancy.services import idempotency_forget_responses
 
 
 def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
@@ -155,7 +156,8 @@ class ForgetResult:
 def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResult:
     """Delete ``root`` and every older version it superseded (forget means the whole fact),
     delete the articles graduated from them, tombstone their fingerprints and drop the
-    subject's shown-history. History is followed inside (tenant, subject) only, so a
+    subject's shown-history and the subject's kept ``Idempotency-Key`` responses that name
+    them. History is followed inside (tenant, subject) only, so a
     ``superseded_by`` link that crossed subjects can never delete another subject's row.
     The live neighbours that quoted the forgotten memory are re-derived, so its words leave
     the keyword index with it.
@@ -178,6 +180,11 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
     deleted, _ = scoped.filter(pk__in=doomed).delete()
     refresh_threads(tenant=tenant, subject_id=subject_id, around=around)
     tombstones = tombstone_record(tenant=tenant, subject_id=subject_id, content_hashes=hashes)
+    # A kept response of the write that created (or superseded, or graduated) the fact would
+    # otherwise hand its text back to a retry of that write for the rest of its 24 h.
+    idempotency_forget_responses(
+        tenant=tenant, subject_id=subject_id, resource_ids=[*doomed, *archived]
+    )
     after_commit(lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id))
     return ForgetResult(memories_deleted=deleted, articles_deleted=archived, tombstones=tombstones)
 
