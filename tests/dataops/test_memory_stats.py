@@ -50,7 +50,7 @@ def world(tenant, other_tenant, settings):
     old = remember(tenant, "agent-a", "Old fact.")
     Memory.objects.filter(pk=old.pk).update(superseded_by=kept, superseded_at=now, recall_count=9)
     Memory.objects.filter(pk=hot.pk).update(recall_count=3)
-    Memory.objects.filter(pk=kept.pk).update(recall_count=5, graduated_at=now)
+    Memory.objects.filter(pk=kept.pk).update(recall_count=5)
     # agent-b: 1 explicit, recalled twice (below the threshold).
     cold = remember(tenant, "agent-b", "Cold fact.")
     Memory.objects.filter(pk=cold.pk).update(recall_count=2)
@@ -85,7 +85,8 @@ def world(tenant, other_tenant, settings):
     _job(tenant, "agent-a", "s8", "failed", finished_at=now - timedelta(hours=30))
     _job(tenant, "agent-b", "s9", "completed", finished_at=now)
 
-    publish(tenant, "Published one")
+    graduated_into = publish(tenant, "Published one")
+    Memory.objects.filter(pk=kept.pk).update(graduated_at=now, graduated_article=graduated_into)
     publish(tenant, "Published two")
     publish(tenant, "A draft", status="draft")
     archived = publish(tenant, "Archived one")
@@ -188,3 +189,13 @@ def test_stats_unknown_tenant_fails(db):
     with pytest.raises(CommandError, match="not_found") as exc:
         run("memory_stats", "--tenant", "no-such-tenant")
     assert exc.value.returncode == 1
+
+
+def test_a_memory_whose_graduated_article_was_deleted_is_in_the_backlog_again(tenant, settings):
+    settings.MEMORY_GRADUATION_RECALL_THRESHOLD = 3
+    memory = remember(tenant, "agent-a", "Kept fact.")
+    Memory.objects.filter(pk=memory.pk).update(recall_count=5, graduated_at=timezone.now())
+
+    stats = memory_stats(tenant=tenant)
+
+    assert [s.graduation_backlog for s in stats[0].subjects] == [1]

@@ -194,7 +194,8 @@ def memory_stats(*, tenant: Tenant | None = None, now: datetime | None = None) -
             graduation=Count(
                 "pk",
                 filter=live
-                & Q(graduated_at__isnull=True)
+                # Never graduated, or its article was deleted since (it graduates afresh).
+                & (Q(graduated_at__isnull=True) | Q(graduated_article__isnull=True))
                 & Q(recall_count__gte=settings.MEMORY_GRADUATION_RECALL_THRESHOLD),
             ),
         )
