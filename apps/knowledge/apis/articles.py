@@ -255,7 +255,9 @@ class ArticleListApi(TenantApi):
 
 class ArticleOpenFilterSerializer(InputSerializer):
     search_id = serializers.UUIDField(
-        required=False, help_text="The search that surfaced the article, to attribute the open."
+        required=False,
+        help_text="Your search (or merged recall) that surfaced the article, to attribute the "
+        "open to it in the retrieval funnel; any other id is 422 `not_surfaced`.",
     )
 
 
@@ -296,7 +298,10 @@ class ArticleDetailApi(TenantApi):
     def get(self, request: Request, article_id: uuid.UUID) -> Response:
         """Read one article in full, with its visible links; recorded as `opened`.
 
-        An article the caller cannot see is the same 404 as a missing one.
+        An article the caller cannot see is the same 404 as a missing one. `search_id` must
+        name a search of the caller's own that surfaced this article, else 422
+        `not_surfaced` and nothing is recorded; only such attributed opens count in the
+        retrieval funnel's `opened` and `open_rate`.
         """
         filters = ArticleOpenFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)

@@ -34,12 +34,15 @@ class RetrievalMetrics:
 
 
 def _distinct_pairs(*, tenant: Tenant, access_type: str, since: object) -> int:
-    # SELECT COUNT(*) FROM (SELECT DISTINCT search_id, article_id …): DISTINCT groups NULL
-    # search ids together, so an article opened without a search counts once.
+    # SELECT COUNT(*) FROM (SELECT DISTINCT search_id, article_id …). Only pairs with a
+    # search are steps of the funnel: an article opened without one (a deep read no search
+    # led to) is recorded but counts nowhere, so every opened pair is a surfaced pair and
+    # open_rate stays within [0, 1].
     return int(
         ArticleAccessEvent.objects.filter(
             tenant=tenant, access_type=access_type, created_at__gte=since
         )
+        .exclude(search_id=None)
         .values("search_id", "article_id")
         .distinct()
         .count()
@@ -50,7 +53,9 @@ def knowledge_retrieval_metrics(*, tenant: Tenant, window: str = "7d") -> Retrie
     """Distinct (search_id, article_id) pairs per access type in the last ``window``.
 
     Counting pairs, not rows, is what makes a repeated ``referenced`` call (or a re-opened
-    article) unable to move the figures. ``window`` is one of ``24h``, ``7d``, ``30d``.
+    article) unable to move the figures. An ``opened`` row counts only when a search of the
+    opener's surfaced the article (checked when it is recorded); one without a search counts
+    nowhere. ``window`` is one of ``24h``, ``7d``, ``30d``.
     """
     if window not in WINDOWS:
         raise ValueError(f"unknown window {window!r}; choose one of {sorted(WINDOWS)}")

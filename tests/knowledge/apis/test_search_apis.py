@@ -151,8 +151,9 @@ def test_context_without_a_query_is_invalid(user):
     assert response.json() == error("invalid_query", "query must be a non-blank string.")
 
 
-def test_metrics_report_the_funnel_of_distinct_pairs(tenant, wiki, user):
-    # given: one search surfacing two articles, one referenced twice, one opened twice
+def test_metrics_report_the_funnel_of_distinct_pairs(tenant, wiki, user, agent):
+    # given: one search of agent-a's surfacing two articles, one referenced twice, one opened
+    # twice from that search (by agent-a), and a curator's unattributed open
     viewer = Viewer.for_subject("agent-a")
     result = knowledge_search(tenant=tenant, viewer=viewer, query="deploy")
     knowledge_search_record(tenant=tenant, viewer=viewer, api_key_id=None, result=result)
@@ -164,7 +165,8 @@ def test_metrics_report_the_funnel_of_distinct_pairs(tenant, wiki, user):
             search_id=result.search_id,
             article_ids=[wiki[0].pk],
         )
-        user.client.get(f"{BASE}/articles/{wiki[1].pk}", {"search_id": str(result.search_id)})
+        agent.client.get(f"{BASE}/articles/{wiki[1].pk}", {"search_id": str(result.search_id)})
+    user.client.get(f"{BASE}/articles/{wiki[0].pk}")
 
     # when
     response = user.client.get(f"{BASE}/metrics", {"window": "24h"})
