@@ -415,8 +415,9 @@ def knowledge_search(
 def knowledge_context(
     query: str, *, limit: int | None, project_id: str | uuid.UUID | None
 ) -> Call[KnowledgeContext]:
-    params = {"query": query, "limit": limit, "project_id": project_id}
-    return Call("GET", "/api/v1/knowledge/context", _whole(KnowledgeContext), params=params)
+    # A POST: the query stays out of the URL, so out of proxies' and servers' access logs.
+    body = _body(query=query, limit=limit, project_id=project_id)
+    return Call("POST", "/api/v1/knowledge/context", _whole(KnowledgeContext), json=body)
 
 
 def knowledge_create(

@@ -327,7 +327,7 @@ class KnowledgeContextData(EngramModel):
 
 
 class KnowledgeContext(EngramModel):
-    """``GET /knowledge/context``: the top articles in full, plus the articles they link to."""
+    """``POST /knowledge/context``: the top articles in full, plus the articles they link to."""
 
     data: KnowledgeContextData
     meta: dict[str, Any]
