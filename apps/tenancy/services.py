@@ -15,7 +15,7 @@ from django.utils import timezone
 from apps.core.db.erasure import erase_rows
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
-from apps.tenancy.encryption import encrypt_secret
+from apps.tenancy.encryption import encrypt_secret, reencrypt_secret
 from apps.tenancy.exceptions import InvalidProviderConfig, TenantExists
 from apps.tenancy.models import ApiKey, ApiKeyRole, IdempotencyRecord, Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
@@ -183,6 +183,31 @@ def tenant_configure_llm_provider(
     tenant.save(update_fields=["llm_provider", "llm_config", "llm_api_key_encrypted", "updated_at"])
     api_key_cache_clear()
     return tenant
+
+
+#: The tenant columns that hold an encrypted provider secret.
+ENCRYPTED_SECRET_FIELDS = ("embedding_api_key_encrypted", "llm_api_key_encrypted")
+
+
+def provider_secrets_rotate() -> int:
+    """Re-encrypt under ``ENGRAM_ENCRYPTION_KEY`` every stored provider secret that only one
+    of ``ENGRAM_ENCRYPTION_KEY_FALLBACKS`` reads; returns how many were. Safe to run on every
+    start: a secret already under the current key (or unreadable by every key) is left as it
+    is, and each write is conditional on the value read, so a concurrent reconfiguration wins.
+    """
+    rotated = 0
+    tenants = Tenant.objects.exclude(embedding_api_key_encrypted="", llm_api_key_encrypted="")
+    for tenant in tenants.only("pk", *ENCRYPTED_SECRET_FIELDS):
+        for name in ENCRYPTED_SECRET_FIELDS:
+            stored: str = getattr(tenant, name)
+            fresh = reencrypt_secret(stored)
+            if fresh is not None:
+                rotated += Tenant.objects.filter(pk=tenant.pk, **{name: stored}).update(
+                    **{name: fresh, "updated_at": timezone.now()}
+                )
+    if rotated:
+        api_key_cache_clear()
+    return rotated
 
 
 def idempotency_erase(*, tenant: Tenant, subject_id: str | None, dry_run: bool) -> int:

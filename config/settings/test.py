@@ -11,6 +11,7 @@ from config.settings.base import *
 
 DEBUG = False
 INSTALLED_APPS = [*INSTALLED_APPS, "lab"]
+ENGRAM_ENCRYPTION_KEY = env.str("ENGRAM_ENCRYPTION_KEY", default="test-only-encryption-key")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 DATABASES["heavy_read"]["TEST"] = {"MIRROR": "default"}
