@@ -16,7 +16,8 @@ from config.settings.components.tenancy import *
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="engram-insecure-development-key-change-me")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+# Django's test client's "testserver" is added by the test settings only.
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
     "django.contrib.contenttypes",

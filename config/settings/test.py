@@ -10,6 +10,7 @@ os.environ.setdefault("ENGRAM_DATA_DIR", str(BASE_DIR / ".data" / "test"))
 from config.settings.base import *
 
 DEBUG = False
+ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # Django's test client
 INSTALLED_APPS = [*INSTALLED_APPS, "lab"]
 ENGRAM_ENCRYPTION_KEY = env.str("ENGRAM_ENCRYPTION_KEY", default="test-only-encryption-key")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
