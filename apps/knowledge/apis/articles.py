@@ -322,7 +322,7 @@ class ArticleDetailApi(TenantApi):
         operation_id="knowledge_articles_update",
         parameters=[OpenApiParameter("article_id", uuid.UUID, OpenApiParameter.PATH)],
         request=ArticleUpdateInputSerializer,
-        responses={200: ArticleUpdateOutputSerializer, **WRITE_ERRORS},
+        responses={200: ArticleUpdateOutputSerializer, 503: ErrorSerializer, **WRITE_ERRORS},
         tags=TAGS,
     )
     @idempotent
@@ -331,7 +331,12 @@ class ArticleDetailApi(TenantApi):
 
         A stale version → 409 `version_conflict` (with `details.current_version`); agents
         may edit only their own articles (403 `not_article_owner`); an archived article →
-        409 `article_archived`. A changed title or body is re-embedded after the write.
+        409 `article_archived`. A changed title or body goes through the novelty gate
+        against the other articles you can see: the same body as one of them is 409
+        `duplicate`, and for agents a paraphrase at or above the dedupe threshold is 409
+        `deduplicated` (`details.article_id` names it; nothing is changed); an agent's text
+        edit while embeddings are down is 503 `gate_unavailable`. The new text is
+        re-embedded.
         """
         payload = ArticleUpdateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

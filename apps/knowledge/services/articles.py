@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Protocol
 
+from django.conf import settings
 from django.db.models import Q, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
+from pgvector.django import CosineDistance
 
 from apps.core.db.constraints import raise_on_violation
 from apps.core.db.routers import PRIMARY
@@ -28,6 +30,9 @@ from apps.core.telemetry import emit
 from apps.knowledge.exceptions import (
     ArticleArchived,
     ArticleNotFound,
+    DuplicateEdit,
+    GateUnavailable,
+    KnowledgeErrorCode,
     NotArticleOwner,
     TitleTaken,
     VersionConflict,
@@ -42,6 +47,7 @@ from apps.knowledge.models import (
 from apps.knowledge.services.embedding import enqueue_article_embedding
 from apps.knowledge.services.fields import (
     CleanArticle,
+    article_embedding_text,
     clean_article,
     clean_body,
     clean_category,
@@ -55,8 +61,9 @@ from apps.knowledge.services.fields import (
 from apps.knowledge.services.locks import lock_knowledge_writes
 from apps.knowledge.viewer import Viewer, can_edit, visible_q
 from apps.projects.scoping import project_partition
-from apps.providers.embeddings import embedding_content_hash
+from apps.providers.embeddings import EmbeddingsUnavailable, embed_query, embedding_content_hash
 from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_config
 
 TITLE_CONSTRAINTS = frozenset(
     {"knowledge_article_shared_title_uniq", "knowledge_article_owner_title_uniq"}
@@ -107,15 +114,64 @@ class ArticleChanges:
 
 def exact_duplicate(*, tenant: Tenant, viewer: Viewer, fields: CleanArticle) -> Article | None:
     """A visible article in the same partition whose body is the same (normalised)."""
-    return (
+    return _same_body(
+        tenant=tenant,
+        viewer=viewer,
+        content_hash=fields.content_hash,
+        project_id=fields.project_id,
+    )
+
+
+def _same_body(
+    *,
+    tenant: Tenant,
+    viewer: Viewer,
+    content_hash: str,
+    project_id: uuid.UUID | None,
+    exclude_id: uuid.UUID | None = None,
+) -> Article | None:
+    rows = (
         Article.objects.using(PRIMARY)
-        .filter(tenant=tenant, embedding_content_hash=fields.content_hash)
+        .filter(tenant=tenant, embedding_content_hash=content_hash)
         .filter(visible_q(viewer))
-        .filter(project_partition(project_id=fields.project_id))
+        .filter(project_partition(project_id=project_id))
+    )
+    if exclude_id is not None:
+        rows = rows.exclude(pk=exclude_id)
+    return rows.defer("embedding").order_by("created_at", "id").first()
+
+
+def nearest_article(
+    *,
+    tenant: Tenant,
+    viewer: Viewer,
+    project_id: uuid.UUID | None,
+    vector: list[float],
+    exclude_id: uuid.UUID | None = None,
+) -> tuple[Article | None, float]:
+    """The visible article of the partition closest to ``vector`` and its cosine similarity
+    (exact scan), other than ``exclude_id``.
+
+    Exact rather than approximate: the gate must not miss a duplicate the index skipped, and
+    it runs once per write over one tenant's articles.
+    """
+    rows = (
+        Article.objects.using(PRIMARY)
+        .filter(tenant=tenant, embedding__isnull=False)
+        .filter(visible_q(viewer))
+        .filter(project_partition(project_id=project_id))
+    )
+    if exclude_id is not None:
+        rows = rows.exclude(pk=exclude_id)
+    nearest = (
+        rows.annotate(distance=CosineDistance("embedding", vector))
         .defer("embedding")
-        .order_by("created_at", "id")
+        .order_by("distance", "id")
         .first()
     )
+    if nearest is None:
+        return None, 0.0
+    return nearest, 1.0 - float(nearest.distance)
 
 
 class TitledArticle(Protocol):
@@ -336,6 +392,83 @@ def _apply_changes(
     return text_changed
 
 
+def _edited_text(
+    *, tenant: Tenant, viewer: Viewer, article_id: uuid.UUID, changes: ArticleChanges
+) -> str | None:
+    """The embedding text an agent's edit would give the article, when it changes the text;
+    read unlocked (the write re-checks it under the lock)."""
+    if not viewer.is_agent or (changes.title is None and changes.body is None):
+        return None
+    current = (
+        Article.objects.using(PRIMARY)
+        .filter(tenant=tenant, pk=article_id, owner_agent_id=viewer.subject_id)
+        .filter(visible_q(viewer))
+        .values_list("title", "body")
+        .first()
+    )
+    if current is None:
+        return None  # the write answers 404, 403 or 409 under the lock, embedding nothing
+    title = clean_title(changes.title) if changes.title is not None else current[0]
+    body = clean_body(changes.body) if changes.body is not None else current[1]
+    if (title, body) == current:
+        return None
+    return article_embedding_text(title=title, body=body)
+
+
+def _embed_edit(*, tenant: Tenant, text: str) -> list[float]:
+    """The edit's vector for the gate, embedded before any lock is taken; the gate falls
+    open (503, nothing written) when embeddings are unavailable, as for a new proposal."""
+    try:
+        return embed_query(tenant_embedding_config(tenant=tenant), text)
+    except EmbeddingsUnavailable as exc:
+        emit(
+            "knowledge_gate.unavailable",
+            {"count": 1},
+            {"tenant_id": str(tenant.pk), "reason": str(exc.reason)},
+        )
+        raise GateUnavailable(
+            "The novelty gate cannot check this edit while embeddings are unavailable; "
+            "nothing was written. Retry once they recover.",
+            details={"reason": str(exc.reason)},
+        ) from exc
+
+
+def _refuse_if_known(
+    *, tenant: Tenant, viewer: Viewer, article: Article, vector: list[float] | None
+) -> None:
+    """The novelty gate's "already known" verdicts, applied to an edited text against every
+    other article the editor can see in its partition: the same body is 409 ``duplicate``
+    (every editor, as for a create); for an agent, a paraphrase at or above
+    ``KNOWLEDGE_DEDUPE_THRESHOLD`` is 409 ``deduplicated``. Nothing is written either way."""
+    same = _same_body(
+        tenant=tenant,
+        viewer=viewer,
+        content_hash=embedding_content_hash(article.body),
+        project_id=article.project_id,
+        exclude_id=article.pk,
+    )
+    if same is not None:
+        raise DuplicateEdit(
+            "This edit would repeat an article you can already read; nothing was changed.",
+            details={"article_id": str(same.pk)},
+        )
+    if vector is None:
+        return
+    neighbour, similarity = nearest_article(
+        tenant=tenant,
+        viewer=viewer,
+        project_id=article.project_id,
+        vector=vector,
+        exclude_id=article.pk,
+    )
+    if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
+        raise DuplicateEdit(
+            "This edit would paraphrase an article you can already read; nothing was changed.",
+            code=KnowledgeErrorCode.DEDUPLICATED,
+            details={"article_id": str(neighbour.pk), "similarity": round(similarity, 4)},
+        )
+
+
 def article_update(
     *,
     tenant: Tenant,
@@ -348,11 +481,18 @@ def article_update(
 
     Agents may edit only articles they own (403 ``not_article_owner``); a stale ``version``
     is 409 ``version_conflict`` with the current version in ``details``. A changed title or
-    body clears the vector and re-embeds it after commit. Edits never re-run the gate.
+    body goes through the novelty gate against the other articles the editor can see
+    (``_refuse_if_known``: 409 ``duplicate`` or, for agents, ``deduplicated``; 503
+    ``gate_unavailable`` when an agent's edit cannot be embedded), and is re-embedded: an
+    agent's edit stores the vector the gate computed, a curator's is embedded after commit.
     """
+    edited_text = _edited_text(tenant=tenant, viewer=viewer, article_id=article_id, changes=changes)
+    vector = None if edited_text is None else _embed_edit(tenant=tenant, text=edited_text)
     with title_violation_as_taken(changes.title or ""), write_transaction():
         moves_title = changes.title is not None or changes.visibility is not None
-        if moves_title:
+        # A new text is checked against the others under the lock every gated write takes,
+        # so two edits (or an edit and a proposal) cannot both pass as each other's novelty.
+        if moves_title or changes.body is not None:
             lock_knowledge_writes(tenant=tenant)
         article = _locked_unarchived(
             tenant=tenant, viewer=viewer, article_id=article_id, action="edited"
@@ -367,6 +507,17 @@ def article_update(
         text_changed = _apply_changes(
             tenant=tenant, viewer=viewer, article=article, changes=changes
         )
+        if text_changed:
+            if vector is not None and edited_text != article_embedding_text(
+                title=article.title, body=article.body
+            ):
+                # The text changed between the unlocked read and the lock: the vector is
+                # of another text. The version check passed, so this is a race lost.
+                raise VersionConflict(
+                    "The article changed while your edit was checked; re-read it and retry.",
+                    details={"current_version": article.version, "your_version": version},
+                )
+            _refuse_if_known(tenant=tenant, viewer=viewer, article=article, vector=vector)
         if moves_title:
             ensure_title_free(
                 tenant=tenant, article=article, status=article.status, exclude_id=article.pk
@@ -387,11 +538,12 @@ def article_update(
             "curated",
         ]
         if text_changed:
-            article.embedding = None
-            article.embedded_at = None
+            article.embedding = vector
+            article.embedded_at = None if vector is None else timezone.now()
             article.embedding_content_hash = embedding_content_hash(article.body)
             update_fields += ["embedding", "embedded_at"]
-            enqueue_article_embedding([article.pk])
+            if vector is None:
+                enqueue_article_embedding([article.pk])
         article.version += 1
         article.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
         article.save(update_fields=update_fields)
