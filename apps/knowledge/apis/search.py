@@ -119,7 +119,14 @@ class KnowledgeSearchMetaSerializer(serializers.Serializer[dict[str, Any]]):
     answer_confidence = AnswerConfidenceField()
     answer_separation = serializers.FloatField(allow_null=True)
     keyword_mode = serializers.CharField()
-    ann_iterative_scan = serializers.CharField(required=False)
+    ann_iterative_scan = serializers.CharField(
+        required=False,
+        help_text="`off` (exact scan), `applied` (HNSW with pgvector's iterative scan) or "
+        "`unavailable` (HNSW without it: the server's pgvector lacks it); vector reads only.",
+    )
+    ann_iterative_scan_reason = serializers.CharField(
+        required=False, help_text="Why the iterative scan was `unavailable`; only then."
+    )
     diversity = KnowledgeDiversityMetaSerializer()
 
 

@@ -22,7 +22,9 @@ CONN_MAX_AGE = env.int("ENGRAM_DB_CONN_MAX_AGE", default=60)
 # filtered vector read the planner sends to the HNSW index keeps walking the graph until the
 # LIMIT is met: a plan flip costs time, never rows. Postgres keeps `hnsw.*` as a placeholder
 # until the extension loads in the session, then validates it (an unknown value warns and
-# falls back to off; a server without pgvector 0.8 ignores it).
+# falls back to off; a server without pgvector 0.8 drops it). Recall and search probe each
+# connection for it (apps/core/db/iterative_scan.py): without it they never set it (that would
+# be an error once pgvector is loaded) and report meta.ann_iterative_scan "unavailable".
 # https://github.com/pgvector/pgvector#iterative-index-scans
 # Prepared statements (below) run on generic plans. A custom plan is made for the values, and
 # for a tenant or agent newer than the last ANALYZE the statistics say "hardly any rows", so

@@ -107,6 +107,8 @@ class MemoryRecallMeta(EngramModel):
     underfilled: bool
     strategy: str
     ann_iterative_scan: str | None = None
+    #: Why the iterative scan was ``unavailable`` (only then).
+    ann_iterative_scan_reason: str | None = None
     mode: Literal["semantic", "keyword", "hybrid"]
     #: Why the primary answered, not the heavy-read replica (replica_lag, replica_unavailable).
     degraded_reason: str | None
@@ -297,6 +299,8 @@ class KnowledgeSearchMeta(EngramModel):
     answer_separation: float | None
     keyword_mode: str
     ann_iterative_scan: str | None = None
+    #: Why the iterative scan was ``unavailable`` (only then).
+    ann_iterative_scan_reason: str | None = None
     diversity: KnowledgeDiversityMeta
 
 
