@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -238,3 +239,52 @@ def test_runner_keeps_the_conversation_in_engram_across_runs_then_promotes(live_
         "enqueued",
         True,
     )
+
+
+def test_one_session_serves_one_event_loop_after_another(live_server, agent_key):
+    session = EngramSession("loops", base_url=live_server.url, api_key=agent_key)
+
+    asyncio.run(session.add_items([USER, ASSISTANT]))
+    popped = asyncio.run(session.pop_item())
+    items: list[Any] = asyncio.run(session.get_items())
+    asyncio.run(session.aclose())
+
+    assert popped == ASSISTANT
+    assert items == [USER]
+    assert _rows("loops") == [("user", USER["content"])]
+
+
+def test_run_sync_in_worker_threads_shares_one_session(live_server, agent_key):
+    model = ScriptedModel("Noted, staging runs PostgreSQL 18.", "It runs PostgreSQL 18.")
+    agent = Agent(name="ops", instructions="Answer briefly.", model=model)
+    config = RunConfig(tracing_disabled=True)
+    session = EngramSession("threaded", base_url=live_server.url, api_key=agent_key)
+    answers: list[Any] = []
+    failures: list[BaseException] = []
+
+    def run(message: str) -> None:
+        try:
+            result = Runner.run_sync(agent, message, session=session, run_config=config)
+            answers.append(result.final_output)
+        except BaseException as error:
+            failures.append(error)
+
+    # Each thread's run_sync drives its own event loop; daemon threads joined with a bound,
+    # because a client that mixes loops can hang rather than fail.
+    for message in ["Staging runs PostgreSQL 18.", "Which PostgreSQL does staging run?"]:
+        thread = threading.Thread(target=run, args=(message,), daemon=True)
+        thread.start()
+        thread.join(timeout=60)
+    items: list[Any] = asyncio.run(session.get_items())
+    asyncio.run(session.aclose())
+
+    assert failures == []
+    assert answers == ["Noted, staging runs PostgreSQL 18.", "It runs PostgreSQL 18."]
+    assert [item.get("role") for item in model.inputs[1]] == ["user", "assistant", "user"]
+    assert [item["role"] for item in items] == ["user", "assistant", "user", "assistant"]
+    assert _rows("threaded") == [
+        ("user", "Staging runs PostgreSQL 18."),
+        ("assistant", "Noted, staging runs PostgreSQL 18."),
+        ("user", "Which PostgreSQL does staging run?"),
+        ("assistant", "It runs PostgreSQL 18."),
+    ]
