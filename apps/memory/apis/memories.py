@@ -86,6 +86,8 @@ class MemoryWriteInputSerializer(InputSerializer):
     session_id = serializers.CharField(
         required=False,
         max_length=SESSION_ID_MAX_LENGTH,
+        # An id is kept exactly as given: the URL form keeps " a" too.
+        trim_whitespace=False,
         help_text="tier=session. Deprecated on a single write: the session is the URL of "
         "POST /api/v1/memory/sessions/{session_id}/turns.",
     )
