@@ -14,12 +14,13 @@ from agents.items import ModelResponse
 from agents.memory import Session
 from agents.models.interface import Model
 from agents.usage import Usage
-from engram_client import AsyncEngram
+from engram_client import AsyncEngram, InvalidRequestError
 from engram_client.openai_agents import EngramSession
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 from typing_extensions import override
 
 from apps.memory.models import SessionMemory
+from tests.clients.session_ids import SESSION_IDS
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
 
@@ -288,3 +289,36 @@ def test_run_sync_in_worker_threads_shares_one_session(live_server, agent_key):
         ("user", "Which PostgreSQL does staging run?"),
         ("assistant", "It runs PostgreSQL 18."),
     ]
+
+
+@pytest.mark.parametrize(("_case", "session_id", "neighbour"), SESSION_IDS)
+def test_any_printable_session_id_round_trips(live_server, agent_key, _case, session_id, neighbour):
+    async def scenario():
+        async with AsyncEngram(live_server.url, agent_key) as client:
+            await EngramSession(neighbour, client).add_items([USER])
+            session = EngramSession(session_id, client)
+            await session.add_items([USER, ASSISTANT, TOOL_CALL])
+            items = await session.get_items()
+            popped = await session.pop_item()
+            after_pop = await session.get_items()
+            await session.clear_session()
+            return items, popped, after_pop, await session.get_items(), await session.pop_item()
+
+    items, popped, after_pop, cleared, empty_pop = asyncio.run(scenario())
+
+    assert items == [USER, ASSISTANT, TOOL_CALL]
+    assert popped == TOOL_CALL
+    assert after_pop == [USER, ASSISTANT]
+    assert (cleared, empty_pop) == ([], None)
+    assert _rows(session_id) == []
+    assert _rows(neighbour) == [("user", USER["content"])]
+
+
+def test_an_empty_session_id_is_refused_not_replaced(live_server, agent_key):
+    with pytest.raises(InvalidRequestError) as refused:
+        EngramSession("", base_url=live_server.url, api_key=agent_key)
+    unnamed = EngramSession(base_url=live_server.url, api_key=agent_key)
+
+    assert (refused.value.status, refused.value.code) == (None, "invalid_session_id")
+    assert unnamed.session_id.startswith("agents-")
+    assert SessionMemory.objects.count() == 0

@@ -20,7 +20,12 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from engram_client.errors import EngramError, RateLimitedError, error_for_status
+from engram_client.errors import (
+    EngramError,
+    InvalidRequestError,
+    RateLimitedError,
+    error_for_status,
+)
 from engram_client.models import (
     ArticleProposal,
     GraduationResult,
@@ -55,6 +60,8 @@ IMPERSONATION_HEADER = "X-Impersonate-Tenant"
 RETRY_STATUSES = frozenset({429, 503})
 #: A 409 with this code means "your first attempt is still running": wait and ask again.
 IN_PROGRESS_CODE = "idempotency_key_in_progress"
+#: The server's code for a session id no session may have (docs/memory.md, "Session ids").
+INVALID_SESSION_ID_CODE = "invalid_session_id"
 #: Failures where the request may or may not have reached Engram; a write is still safe to
 #: resend because it carries the same Idempotency-Key.
 TRANSPORT_ERRORS: tuple[type[Exception], ...] = (
@@ -271,52 +278,53 @@ def remember_many(items: Sequence[NewMemory | NewTurn | str]) -> Call[list[Memor
     )
 
 
-def _is_path_segment(value: str) -> bool:
-    """Whether a session id survives as one URL path segment: the server decodes ``%2F``
-    before routing, and ``.``/``..`` are dot segments an HTTP stack may resolve away."""
-    return value not in {"", ".", ".."} and "/" not in value
+def check_session_id(session_id: str) -> None:
+    """Refuse the empty session id here: no URL path segment can name it (an empty segment
+    is one a proxy may merge away). Every other id is the server's to judge."""
+    if not session_id:
+        raise InvalidRequestError("session_id must not be empty.", code=INVALID_SESSION_ID_CODE)
+
+
+def _session_path(session_id: str, suffix: str = "") -> str:
+    """``/api/v1/memory/sessions/{session_id}{suffix}`` for any session id.
+
+    The server decodes the session segment once more after HTTP's own percent-decoding
+    (which happens before routing, so an encoded ``/`` would split the path, and ``.``/``..``
+    segments are resolved away by HTTP stacks), so the id is escaped once (``%`` → ``%25``,
+    ``/`` → ``%2F``, the dots of ``.``/``..`` → ``%2E``) and then percent-encoded.
+    """
+    check_session_id(session_id)
+    escaped = session_id.replace("%", "%25").replace("/", "%2F")
+    if escaped in {".", ".."}:
+        escaped = escaped.replace(".", "%2E")
+    return f"/api/v1/memory/sessions/{quote(escaped, safe='')}{suffix}"
 
 
 def session_append(turn: NewTurn) -> Call[SessionTurn]:
-    if not _is_path_segment(turn.session_id):
-        # No URL can name this session, so the deprecated body form (which carries
-        # session_id in the body) keeps such ids working, with the server's own 422 for ""
-        return _write("POST", "/api/v1/memory", _data(SessionTurn), turn.item())
     return _write(
-        "POST",
-        f"/api/v1/memory/sessions/{_segment(turn.session_id)}/turns",
-        _data(SessionTurn),
-        turn.fields(),
+        "POST", _session_path(turn.session_id, "/turns"), _data(SessionTurn), turn.fields()
     )
 
 
 def session_history(session_id: str, *, limit: int, offset: int) -> Call[SessionHistory]:
     return Call(
         "GET",
-        f"/api/v1/memory/sessions/{_segment(session_id)}",
+        _session_path(session_id),
         _whole(SessionHistory),
         params={"limit": limit, "offset": offset},
     )
 
 
 def session_clear(session_id: str) -> Call[SessionCleared]:
-    return _write(
-        "DELETE", f"/api/v1/memory/sessions/{_segment(session_id)}", _data(SessionCleared)
-    )
+    return _write("DELETE", _session_path(session_id), _data(SessionCleared))
 
 
 def session_pop(session_id: str) -> Call[SessionTurn]:
-    return _write(
-        "DELETE", f"/api/v1/memory/sessions/{_segment(session_id)}/turns/last", _data(SessionTurn)
-    )
+    return _write("DELETE", _session_path(session_id, "/turns/last"), _data(SessionTurn))
 
 
 def session_delete_turn(session_id: str, seq: int) -> Call[SessionTurn]:
-    return _write(
-        "DELETE",
-        f"/api/v1/memory/sessions/{_segment(session_id)}/turns/{int(seq)}",
-        _data(SessionTurn),
-    )
+    return _write("DELETE", _session_path(session_id, f"/turns/{int(seq)}"), _data(SessionTurn))
 
 
 def recall(

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, cast
 
-from engram_client._core import NewTurn
+from engram_client._core import NewTurn, check_session_id
 from engram_client.async_client import AsyncEngram
 from engram_client.models import PromotionResult, SessionCleared, SessionTurn
 
@@ -109,6 +109,9 @@ def turn_item(turn: SessionTurn) -> TResponseInputItem:
 class EngramSession:
     """The Agents SDK ``Session`` protocol over one Engram session of the API key's subject.
 
+    ``session_id`` is any printable text of 1–200 characters, kept as given (``/``, ``.``,
+    spaces, ``%`` and any script included); left out (None), it is a new ``agents-<uuid>``.
+    An empty one is refused at once (``InvalidRequestError``, ``invalid_session_id``).
     ``client`` is an ``AsyncEngram`` (one is made from ``ENGRAM_API_URL`` / ``ENGRAM_API_KEY``,
     or ``base_url`` / ``api_key``, when left out). ``session_settings.limit`` caps what
     ``get_items()`` returns when it is called without a limit, as in the SDK's own sessions.
@@ -127,7 +130,10 @@ class EngramSession:
         ttl_seconds: int | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
-        self.session_id = session_id or f"agents-{uuid.uuid4()}"
+        if session_id is None:
+            session_id = f"agents-{uuid.uuid4()}"
+        check_session_id(session_id)
+        self.session_id = session_id
         self._owns_client = client is None
         self.client = client or AsyncEngram(base_url, api_key)
         self.ttl_seconds = ttl_seconds
