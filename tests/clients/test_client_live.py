@@ -432,6 +432,22 @@ def test_a_429_past_the_retries_is_raised_with_its_hint(make_engram, tenant, set
     assert MemoryRow.objects.count() == 1
 
 
+def test_a_batch_larger_than_the_write_rate_admits_is_refused_at_once(
+    make_engram, tenant, settings
+):
+    settings.MEMORY_WRITE_RATE_LIMIT = 3
+    recorder = Recorder()
+    engram = make_engram(tenant, recorder=recorder)
+
+    with pytest.raises(RateLimitedError) as limited:
+        engram.remember_many(["one", "two", "three", "four"])
+
+    # No wait lets four items through a limit of three, so the 429 is not retried.
+    assert recorder.statuses == [429]
+    assert (limited.value.code, limited.value.details["limit"]) == ("rate_limited", 3)
+    assert MemoryRow.objects.count() == 0
+
+
 def test_a_write_whose_response_was_lost_is_retried_and_stored_once(make_engram, tenant, proxy):
     proxy.plan = ["drop"]
     recorder = Recorder()

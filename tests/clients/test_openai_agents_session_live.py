@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import threading
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,7 +16,7 @@ from agents.items import ModelResponse
 from agents.memory import Session
 from agents.models.interface import Model
 from agents.usage import Usage
-from engram_client import AsyncEngram, InvalidRequestError
+from engram_client import AsyncEngram, InvalidRequestError, RateLimitedError
 from engram_client.openai_agents import EngramSession
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
 from typing_extensions import override
@@ -322,3 +324,92 @@ def test_an_empty_session_id_is_refused_not_replaced(live_server, agent_key):
     assert (refused.value.status, refused.value.code) == (None, "invalid_session_id")
     assert unnamed.session_id.startswith("agents-")
     assert SessionMemory.objects.count() == 0
+
+
+def _batches(proxy) -> list[tuple[int | None, int, str]]:
+    """Each request the proxy relayed: its status, how many items it carried, and its key."""
+    assert {seen.request_line for seen in proxy.seen} == {"POST /api/v1/memory/batch HTTP/1.1"}
+    return [
+        (seen.status, len(json.loads(seen.body)["items"]), seen.headers["idempotency-key"])
+        for seen in proxy.seen
+    ]
+
+
+def _retries_resend_the_batch_before_them(batches) -> bool:
+    """Every 429 is followed by the same batch again (same size, same Idempotency-Key)."""
+    return (
+        all(
+            status != 429 or batches[n + 1][1:] == (size, key)
+            for n, (status, size, key) in enumerate(batches[:-1])
+        )
+        and batches[-1][0] == 201
+    )
+
+
+def test_a_bulk_add_is_sent_in_the_servers_largest_batches_in_order(
+    live_server, agent_key, proxy, settings
+):
+    # Two full batches fit one window, the third waits for the next.
+    settings.MEMORY_WRITE_RATE_LIMIT = 1_000
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 2
+    many: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(1_200)]
+
+    async def scenario():
+        async with AsyncEngram(proxy.url, agent_key) as client:
+            await EngramSession("bulk", client).add_items(many)
+
+    asyncio.run(scenario())
+
+    batches = _batches(proxy)
+    refused = [size for status, size, _key in batches if status == 429]
+    assert [size for status, size, _key in batches if status == 201] == [500, 500, 200]
+    assert {status for status, _size, _key in batches} <= {201, 429}
+    assert len(batches) == math.ceil(1_200 / 500) + len(refused)
+    assert _retries_resend_the_batch_before_them(batches)
+    assert [content for _role, content in _rows("bulk")] == [item["content"] for item in many]
+
+
+def test_a_bulk_add_past_a_write_rate_below_one_batch_shrinks_its_batches(
+    live_server, agent_key, proxy, settings
+):
+    settings.MEMORY_WRITE_RATE_LIMIT = 300
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 1
+    many: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(1_200)]
+
+    async def scenario():
+        async with AsyncEngram(proxy.url, agent_key) as client:
+            await EngramSession("bulk", client).add_items(many)
+
+    asyncio.run(scenario())
+
+    batches = _batches(proxy)
+    refused = [size for status, size, _key in batches[1:] if status == 429]
+    # 500 is more than any window admits: refused once, not retried, and split.
+    assert batches[0][:2] == (429, 500)
+    assert [size for status, size, _key in batches if status == 201] == [300, 300, 300, 300]
+    assert {status for status, _size, _key in batches} <= {201, 429}
+    assert len(batches) == 1 + math.ceil(1_200 / 300) + len(refused)
+    assert _retries_resend_the_batch_before_them(batches[1:])
+    assert [content for _role, content in _rows("bulk")] == [item["content"] for item in many]
+
+
+def test_a_bulk_add_still_limited_after_the_retries_raises_and_keeps_earlier_batches(
+    live_server, agent_key, proxy, settings
+):
+    settings.MEMORY_WRITE_RATE_LIMIT = 500
+    settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 3
+    many: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(600)]
+
+    async def scenario():
+        async with AsyncEngram(proxy.url, agent_key, max_retries=0) as client:
+            await EngramSession("bulk", client).add_items(many)
+
+    # Windows are fixed (aligned to multiples of their length): start at the top of one so
+    # both batches fall inside it however slow the machine is.
+    time.sleep(3 - time.time() % 3)
+    with pytest.raises(RateLimitedError) as limited:
+        asyncio.run(scenario())
+
+    assert [(status, size) for status, size, _key in _batches(proxy)] == [(201, 500), (429, 100)]
+    assert (limited.value.code, limited.value.details["limit"]) == ("rate_limited", 500)
+    assert [content for _role, content in _rows("bulk")] == [item["content"] for item in many[:500]]

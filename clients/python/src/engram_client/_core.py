@@ -54,6 +54,9 @@ DEFAULT_SESSION_TTL_SECONDS = 24 * 3600
 #: The largest page ``GET /memory`` serves; ``memories()`` walks pages of this size.
 MEMORY_PAGE_MAX = 200
 SESSION_PAGE_MAX = 1000
+#: The server's largest batch (``MEMORY_BATCH_MAX_ITEMS``); a longer bulk write is sent in
+#: batches of this size.
+BATCH_MAX_ITEMS = 500
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IMPERSONATION_HEADER = "X-Impersonate-Tenant"
 #: Statuses worth retrying: the request was refused before anything was written.
@@ -141,6 +144,8 @@ class Call(Generic[T]):
     params: Mapping[str, Any] | None = None
     #: Writes carry an Idempotency-Key, minted once and reused by every retry of this call.
     idempotency_key: str | None = field(default=None)
+    #: What the call counts against a rate limit: a batch counts its items.
+    cost: int = 1
 
     def request_headers(self) -> dict[str, str]:
         return {IDEMPOTENCY_HEADER: self.idempotency_key} if self.idempotency_key else {}
@@ -163,8 +168,10 @@ def _query_value(value: Any) -> str | list[str]:
     return str(value)
 
 
-def _write(method: str, path: str, parse: Callable[[Any], T], json: Any = None) -> Call[T]:
-    return Call(method, path, parse, json=json, idempotency_key=str(uuid.uuid4()))
+def _write(
+    method: str, path: str, parse: Callable[[Any], T], json: Any = None, *, cost: int = 1
+) -> Call[T]:
+    return Call(method, path, parse, json=json, idempotency_key=str(uuid.uuid4()), cost=cost)
 
 
 def _segment(value: object) -> str:
@@ -275,6 +282,7 @@ def remember_many(items: Sequence[NewMemory | NewTurn | str]) -> Call[list[Memor
         "/api/v1/memory/batch",
         lambda body: [_written(item) for item in body["data"]],
         {"items": payload},
+        cost=len(payload),
     )
 
 
@@ -489,17 +497,34 @@ def backoff_seconds(options: ClientOptions, attempt: int) -> float:
     return ceiling * (0.5 + random.random() / 2)  # noqa: S311 - jitter, not security
 
 
-def _error_code(response: httpx.Response) -> str | None:
+def _error(response: httpx.Response) -> dict[str, Any]:
     try:
         body = response.json()
     except ValueError:
-        return None
+        return {}
     error = body.get("error") if isinstance(body, dict) else None
-    return str(error.get("code")) if isinstance(error, dict) and "code" in error else None
+    return error if isinstance(error, dict) else {}
 
 
-def retry_delay(options: ClientOptions, response: httpx.Response, attempt: int) -> float | None:
-    """How long to wait before resending, or None when this response is final."""
+def _error_code(response: httpx.Response) -> str | None:
+    error = _error(response)
+    return str(error["code"]) if "code" in error else None
+
+
+def rate_limit_per_window(details: Mapping[str, Any]) -> int | None:
+    """What one window of the limit a 429 names admits (its ``details.limit``), if given."""
+    limit = details.get("limit")
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
+def retry_delay(
+    options: ClientOptions, response: httpx.Response, attempt: int, *, cost: int = 1
+) -> float | None:
+    """How long to wait before resending, or None when this response is final.
+
+    A 429 for a call costing more than a whole window admits is final at once: no wait
+    would let it through (a batch must be split).
+    """
     if attempt >= options.max_retries:
         return None
     retryable = response.status_code in RETRY_STATUSES or (
@@ -507,6 +532,11 @@ def retry_delay(options: ClientOptions, response: httpx.Response, attempt: int) 
     )
     if not retryable:
         return None
+    if response.status_code == 429:
+        details = _error(response).get("details")
+        admitted = rate_limit_per_window(details) if isinstance(details, dict) else None
+        if admitted is not None and cost > admitted:
+            return None
     hinted = retry_after_seconds(response)
     if hinted is None:
         return backoff_seconds(options, attempt)

@@ -139,7 +139,7 @@ class AsyncEngram:
                 if delay is None:
                     raise _core.connection_error(self.options, exc) from exc
             else:
-                delay = _core.retry_delay(self.options, response, attempt)
+                delay = _core.retry_delay(self.options, response, attempt, cost=call.cost)
                 if delay is None:
                     return _core.parse_response(call, response)
             await asyncio.sleep(delay)
