@@ -26,8 +26,7 @@ from apps.memory.apis.memories import (
     session_turn_write,
 )
 from apps.memory.selectors import session_history
-from apps.memory.services import session_clear, session_turn_delete
-from apps.memory.services.sessions import session_id_validate
+from apps.memory.services import session_clear, session_id_validate, session_turn_delete
 from apps.tenancy.api_base import MEMORY_WRITE, TenantApi, idempotent
 
 SESSION_ID_PARAMETER = OpenApiParameter(
