@@ -25,6 +25,7 @@ from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS, ErrorSerializ
 from apps.memory.apis.common import (
     ListMetaSerializer,
     MemoryOutputSerializer,
+    MemoryWrittenField,
     SessionTurnOutputSerializer,
 )
 from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
@@ -47,7 +48,7 @@ class MemoryListOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class MemoryWriteOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data: Any = serializers.DictField(help_text="The memory (long_term) or the turn (session).")
+    data: Any = MemoryWrittenField(help_text="The memory (long_term) or the turn (session).")
     meta = serializers.DictField()
 
 
@@ -282,9 +283,15 @@ class MemoryListApi(TenantApi):
         )
 
 
+class MemoryBatchMetaSerializer(serializers.Serializer[dict[str, Any]]):
+    written = serializers.IntegerField(help_text="Items written: every item of the batch.")
+
+
 class MemoryBatchOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data: Any = serializers.ListField(child=serializers.DictField())
-    meta = serializers.DictField()
+    data: Any = serializers.ListField(
+        child=MemoryWrittenField(), help_text="The written items, in the order they were sent."
+    )
+    meta = MemoryBatchMetaSerializer()
 
 
 class MemoryBatchApi(TenantApi):

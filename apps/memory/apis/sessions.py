@@ -17,6 +17,7 @@ from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS
 from apps.memory.apis.common import (
     ListMetaSerializer,
     SessionTurnOutputSerializer,
+    SessionTurnWrittenSerializer,
 )
 from apps.memory.apis.memories import (
     SESSION_TURN_FIELDS,
@@ -73,10 +74,6 @@ class SessionTurnCreateInputSerializer(InputSerializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         session_turn_validate(attrs, required=())
         return attrs
-
-
-class SessionTurnWrittenSerializer(SessionTurnOutputSerializer):
-    tier = serializers.ChoiceField(choices=["session"])
 
 
 class SessionTurnCreateOutputSerializer(serializers.Serializer[dict[str, Any]]):
