@@ -11,6 +11,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
+    # Swagger UI (/api/docs/) and ReDoc (/api/redoc/) load their bundles from this deployment's
+    # static files, never a CDN: the docs render offline and behind egress filters.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "ProjectStatusEnum": "apps.projects.models.ProjectStatus",
     },
