@@ -11,6 +11,7 @@ import pytest
 from django.core.management import get_commands, load_command_class
 
 from apps.core.management.base import EngramCommand
+from apps.core.management.utility import EngramManagementUtility
 
 #: Engram's own apps: the product's and the measurement lab's commands.
 ENGRAM_APPS = ("apps.", "lab")
@@ -112,3 +113,30 @@ def test_without_json_a_failure_is_one_line_with_its_code():
 
     assert exited.value.code == 1
     assert err.getvalue() == "CommandError: invalid_arguments: --limit must be positive.\n"
+
+
+def _main_help(*argv: str, capsys) -> str:
+    EngramManagementUtility(["manage.py", "help", *argv]).execute()
+    text: str = capsys.readouterr().out
+    return text
+
+
+def test_help_lists_engrams_commands_under_engrams_apps_only(capsys):
+    text = _main_help(capsys=capsys)
+
+    groups = [line.split("]")[0].lstrip("[") for line in text.splitlines() if line.startswith("[")]
+    listed = {line.split()[0] for line in text.splitlines() if line.startswith("    ")}
+    assert groups == ["tenancy", "dataops", "knowledge", "core", "lab"]
+    assert listed == set(_engram_commands())
+    assert not {"flush", "createsuperuser", "migrate", "shell"} & listed
+    assert "help --all" in text
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_help_all_and_completion_still_list_djangos_commands(capsys):
+    every = _main_help("--all", capsys=capsys)
+    names = _main_help("--commands", capsys=capsys).split()
+
+    assert "[django]" in every
+    assert "flush" in every
+    assert {"migrate", "flush", "erase_subject"} <= set(names)
