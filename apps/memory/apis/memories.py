@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
@@ -52,8 +52,38 @@ class MemoryWriteOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = serializers.DictField()
 
 
+#: The session tier's rule in the schema: a turn names when it expires (422
+#: ``expires_at_required`` without either field).
+EXPIRY_REQUIRED: list[dict[str, Any]] = [
+    {"required": ["expires_at"]},
+    {"required": ["ttl_seconds"]},
+]
+
+
 class MemoryWriteInputSerializer(InputSerializer):
     """One write. ``tier`` picks the fields that apply; scope fields in a body are ignored."""
+
+    # The cross-field rules validate() applies, for the request schema: a long-term write has
+    # a non-blank text; a turn has its session, content and expiry. (A pattern, not an enum,
+    # picks the tier: drf-spectacular would name an enum here as a component of its own.)
+    request_schema_rules: ClassVar[dict[str, Any]] = {
+        "anyOf": [
+            {
+                "not": {"required": ["tier"]},
+                "properties": {"text": {"pattern": r"\S"}},
+                "required": ["text"],
+            },
+            {
+                "properties": {"tier": {"pattern": "^long_term$"}, "text": {"pattern": r"\S"}},
+                "required": ["tier", "text"],
+            },
+            {
+                "properties": {"tier": {"pattern": "^session$"}},
+                "required": ["tier", "session_id", "content"],
+                "anyOf": EXPIRY_REQUIRED,
+            },
+        ]
+    }
 
     tier = serializers.ChoiceField(
         choices=["long_term", "session"],

@@ -4,7 +4,7 @@ appended (…/turns), read in order, cleared, or trimmed one turn at a time (…
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -20,6 +20,7 @@ from apps.memory.apis.common import (
     SessionTurnWrittenSerializer,
 )
 from apps.memory.apis.memories import (
+    EXPIRY_REQUIRED,
     SESSION_TURN_FIELDS,
     MemoryWriteInputSerializer,
     session_turn_validate,
@@ -60,6 +61,8 @@ class SessionTurnDeleteOutputSerializer(serializers.Serializer[dict[str, Any]]):
 class SessionTurnCreateInputSerializer(InputSerializer):
     """One turn for the session the URL names: the turn fields of a tier=session write, with
     the same rules and error codes. A session_id, tier or scope field in the body is ignored."""
+
+    request_schema_rules: ClassVar[dict[str, Any]] = {"anyOf": EXPIRY_REQUIRED}
 
     @override
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
