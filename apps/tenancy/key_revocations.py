@@ -24,7 +24,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+
+from apps.core.db.on_commit import after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def api_keys_generation() -> Generation:
 
 def api_keys_changed() -> None:
     """Announce a change of keys or tenants, once the current transaction commits."""
-    transaction.on_commit(_announce)
+    after_commit(_announce)
 
 
 def _announce() -> None:
