@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
@@ -25,6 +25,7 @@ from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS, ErrorSerializ
 from apps.memory.apis.common import (
     ListMetaSerializer,
     MemoryOutputSerializer,
+    MemoryWrittenField,
     SessionTurnOutputSerializer,
 )
 from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
@@ -47,12 +48,42 @@ class MemoryListOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class MemoryWriteOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data: Any = serializers.DictField(help_text="The memory (long_term) or the turn (session).")
+    data: Any = MemoryWrittenField(help_text="The memory (long_term) or the turn (session).")
     meta = serializers.DictField()
+
+
+#: The session tier's rule in the schema: a turn names when it expires (422
+#: ``expires_at_required`` without either field).
+EXPIRY_REQUIRED: list[dict[str, Any]] = [
+    {"required": ["expires_at"]},
+    {"required": ["ttl_seconds"]},
+]
 
 
 class MemoryWriteInputSerializer(InputSerializer):
     """One write. ``tier`` picks the fields that apply; scope fields in a body are ignored."""
+
+    # The cross-field rules validate() applies, for the request schema: a long-term write has
+    # a non-blank text; a turn has its session, content and expiry. (A pattern, not an enum,
+    # picks the tier: drf-spectacular would name an enum here as a component of its own.)
+    request_schema_rules: ClassVar[dict[str, Any]] = {
+        "anyOf": [
+            {
+                "not": {"required": ["tier"]},
+                "properties": {"text": {"pattern": r"\S"}},
+                "required": ["text"],
+            },
+            {
+                "properties": {"tier": {"pattern": "^long_term$"}, "text": {"pattern": r"\S"}},
+                "required": ["tier", "text"],
+            },
+            {
+                "properties": {"tier": {"pattern": "^session$"}},
+                "required": ["tier", "session_id", "content"],
+                "anyOf": EXPIRY_REQUIRED,
+            },
+        ]
+    }
 
     tier = serializers.ChoiceField(
         choices=["long_term", "session"],
@@ -284,9 +315,15 @@ class MemoryListApi(TenantApi):
         )
 
 
+class MemoryBatchMetaSerializer(serializers.Serializer[dict[str, Any]]):
+    written = serializers.IntegerField(help_text="Items written: every item of the batch.")
+
+
 class MemoryBatchOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data: Any = serializers.ListField(child=serializers.DictField())
-    meta = serializers.DictField()
+    data: Any = serializers.ListField(
+        child=MemoryWrittenField(), help_text="The written items, in the order they were sent."
+    )
+    meta = MemoryBatchMetaSerializer()
 
 
 class MemoryBatchApi(TenantApi):

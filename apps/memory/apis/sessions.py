@@ -4,7 +4,7 @@ appended (…/turns), read in order, cleared, or trimmed one turn at a time (…
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -18,8 +18,10 @@ from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS
 from apps.memory.apis.common import (
     ListMetaSerializer,
     SessionTurnOutputSerializer,
+    SessionTurnWrittenSerializer,
 )
 from apps.memory.apis.memories import (
+    EXPIRY_REQUIRED,
     SESSION_TURN_FIELDS,
     MemoryWriteInputSerializer,
     session_turn_validate,
@@ -93,6 +95,8 @@ class SessionTurnCreateInputSerializer(InputSerializer):
     """One turn for the session the URL names: the turn fields of a tier=session write, with
     the same rules and error codes. A session_id, tier or scope field in the body is ignored."""
 
+    request_schema_rules: ClassVar[dict[str, Any]] = {"anyOf": EXPIRY_REQUIRED}
+
     @override
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         # The fields are MemoryWriteInputSerializer's own (one declaration, one validation);
@@ -106,10 +110,6 @@ class SessionTurnCreateInputSerializer(InputSerializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         session_turn_validate(attrs, required=())
         return attrs
-
-
-class SessionTurnWrittenSerializer(SessionTurnOutputSerializer):
-    tier = serializers.ChoiceField(choices=["session"])
 
 
 class SessionTurnCreateOutputSerializer(serializers.Serializer[dict[str, Any]]):
