@@ -17,6 +17,7 @@ from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.tenancy.encryption import encrypt_secret, reencrypt_secret
 from apps.tenancy.exceptions import InvalidProviderConfig, TenantExists
+from apps.tenancy.key_revocations import api_keys_changed
 from apps.tenancy.models import ApiKey, ApiKeyRole, IdempotencyRecord, Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 from apps.tenancy.selectors import (
@@ -82,6 +83,7 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["revoked_at", "updated_at"])
     api_key_forget_cached(secret_hash=api_key.secret_hash)
+    api_keys_changed()  # every other process that sees it forgets its cached keys too
     return api_key
 
 
@@ -99,6 +101,7 @@ def tenant_halt(*, tenant: Tenant, reason: str = "") -> Tenant:
     tenant.halt_reason = reason
     tenant.save(update_fields=["halted_at", "halt_reason", "updated_at"])
     api_key_cache_clear()  # cached keys carry their tenant; this process sees the change now
+    api_keys_changed()  # and so does every process that sees the announcement
     return tenant
 
 
@@ -120,6 +123,7 @@ def tenant_resume(*, tenant: Tenant) -> Tenant:
     tenant.halt_reason = ""
     tenant.save(update_fields=["halted_at", "halt_reason", "updated_at"])
     api_key_cache_clear()  # cached keys carry their tenant; this process sees the change now
+    api_keys_changed()  # and so does every process that sees the announcement
     return tenant
 
 

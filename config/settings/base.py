@@ -1,6 +1,6 @@
 """Settings shared by every environment. Concerns live in ``components/``."""
 
-from config.env import BASE_DIR, env
+from config.env import env
 from config.settings.components.celery import *
 from config.settings.components.core import *
 from config.settings.components.databases import *
@@ -26,6 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "apps.core",
     "apps.tenancy",
@@ -39,6 +40,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The API docs' Swagger UI and ReDoc, from the web process itself (below).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.common.CommonMiddleware",
     # Every API view is CSRF-exempt (bearer keys, no cookies); the middleware guards anything
     # else a later change might add, and keeps `check --deploy` clean.
@@ -65,8 +68,12 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+# Static files are the API docs' Swagger UI and ReDoc (drf-spectacular-sidecar), served by
+# WhiteNoise from the installed apps, found once at start-up: every deployment serves them with
+# no CDN, no proxy route and no collectstatic step.
+# https://whitenoise.readthedocs.io/en/stable/django.html
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / ".data" / "static"
+WHITENOISE_USE_FINDERS = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # https://docs.djangoproject.com/en/5.2/topics/cache/

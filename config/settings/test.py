@@ -2,7 +2,7 @@
 
 import os
 
-from config.env import BASE_DIR, env
+from config.env import BASE_DIR, data_dir, env
 
 # Tests never share state with `make run`: their own data dir unless one is given.
 os.environ.setdefault("ENGRAM_DATA_DIR", str(BASE_DIR / ".data" / "test"))
@@ -28,3 +28,9 @@ if not env.str("CELERY_BROKER_URL", default=""):
 # Plumbing tests embed with the deterministic double; tests about real semantics switch to
 # the local model explicitly.
 EMBEDDING_PROVIDER = "fake"
+
+# Each xdist worker announces key changes to itself only: another worker's revocation would
+# empty this one's key cache between a test's two authentications.
+API_KEY_CHANGES_FILE = (
+    data_dir() / f"api-key-changes-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+)

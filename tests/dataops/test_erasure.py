@@ -275,7 +275,9 @@ def test_the_commands_print_and_list_receipts(world):
         _run("erase_subject", "--tenant", world.slug, "--subject", "maria", "--dry-run", "--json")
     )
     assert Memory.objects.filter(tenant=world, subject_id="maria").count() == 3
-    done = json.loads(_run("erase_subject", "--tenant", world.slug, "--subject", "maria", "--json"))
+    done = json.loads(
+        _run("erase_subject", "--tenant", world.slug, "--subject", "maria", "--json", "--yes")
+    )
     tenant_dry = json.loads(_run("erase_tenant", "--tenant", world.slug, "--dry-run", "--json"))
     listed = json.loads(_run("erasure_receipts", "--json"))
 
@@ -283,7 +285,7 @@ def test_the_commands_print_and_list_receipts(world):
     assert tenant_dry["counts"]["memories"] == 3  # maria-2's
     assert [r["id"] for r in listed] == [done["id"]]
     assert listed[0]["verified"] is True
-    assert "Erased (verified)" in _run("erase_tenant", "--tenant", world.slug)
+    assert "Erased (verified)" in _run("erase_tenant", "--tenant", world.slug, "--yes")
 
 
 def test_the_api_erases_the_callers_own_subject_only(tenant, agent, other_agent, superadmin):

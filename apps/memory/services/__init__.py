@@ -45,6 +45,7 @@ from apps.memory.services.sessions import (
     session_append,
     session_append_many,
     session_clear,
+    session_id_validate,
     session_prune_expired,
     session_turn_delete,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "session_append",
     "session_append_many",
     "session_clear",
+    "session_id_validate",
     "session_prune_expired",
     "session_turn_delete",
     "tombstone_record",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -25,6 +26,8 @@ from apps.tenancy.models import Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 
 PRUNE_BATCH_SIZE = 5_000
+#: Unicode categories a session id may not hold: control characters and lone surrogates.
+NON_PRINTABLE_CATEGORIES = frozenset({"Cc", "Cs"})
 
 
 @dataclass(frozen=True)
@@ -57,13 +60,33 @@ def _expiry(draft: SessionTurnDraft, *, now: datetime, index: int) -> datetime:
     return expires_at
 
 
-def _validate(draft: SessionTurnDraft, *, index: int) -> None:
-    if not draft.session_id.strip() or len(draft.session_id) > SESSION_ID_MAX_LENGTH:
+def _session_id_problem(session_id: str) -> str | None:
+    if not session_id.strip():
+        return "session_id must not be empty or only whitespace."
+    if len(session_id) > SESSION_ID_MAX_LENGTH:
+        return f"session_id must be at most {SESSION_ID_MAX_LENGTH} characters."
+    if any(unicodedata.category(char) in NON_PRINTABLE_CATEGORIES for char in session_id):
+        return "session_id must not contain control characters or unpaired surrogates."
+    return None
+
+
+def session_id_validate(session_id: str, *, details: dict[str, Any] | None = None) -> None:
+    """Refuse a session id no session may have: 422 ``invalid_session_id``.
+
+    A session id is 1–200 characters of any printable text: letters of any script, digits,
+    spaces, punctuation (``/``, ``.``, ``%``…), emoji. Refused: the empty id, one of only
+    whitespace, one over 200 characters, and one holding a control character (U+0000–U+001F,
+    U+007F–U+009F) or an unpaired surrogate. An id is kept exactly as given, never trimmed.
+    """
+    problem = _session_id_problem(session_id)
+    if problem is not None:
         raise ValidationFailed(
-            f"session_id must be 1–{SESSION_ID_MAX_LENGTH} characters.",
-            code=MemoryErrorCode.INVALID_SESSION_ID,
-            details={"index": index},
+            problem, code=MemoryErrorCode.INVALID_SESSION_ID, details=details or {}
         )
+
+
+def _validate(draft: SessionTurnDraft, *, index: int) -> None:
+    session_id_validate(draft.session_id, details={"index": index})
     if draft.role not in SessionRole.values:
         raise ValidationFailed(
             f"role must be one of {SessionRole.values}.", details={"index": index}
@@ -117,14 +140,6 @@ def session_append(*, tenant: Tenant, subject_id: str, draft: SessionTurnDraft) 
     return session_append_many(tenant=tenant, subject_id=subject_id, drafts=[draft])[0]
 
 
-def _validate_session_id(session_id: str) -> None:
-    if not session_id.strip() or len(session_id) > SESSION_ID_MAX_LENGTH:
-        raise ValidationFailed(
-            f"session_id must be 1–{SESSION_ID_MAX_LENGTH} characters.",
-            code=MemoryErrorCode.INVALID_SESSION_ID,
-        )
-
-
 def _session_turns(*, tenant: Tenant, subject_id: str, session_id: str) -> QuerySet[SessionMemory]:
     return SessionMemory.objects.filter(tenant=tenant, subject_id=subject_id, session_id=session_id)
 
@@ -135,7 +150,7 @@ def session_clear(*, tenant: Tenant, subject_id: str, session_id: str) -> int:
     Expired turns still held for promotion go too: a cleared session must not come back as
     promoted memories later.
     """
-    _validate_session_id(session_id)
+    session_id_validate(session_id)
     with write_transaction():
         deleted, _ = _session_turns(
             tenant=tenant, subject_id=subject_id, session_id=session_id
@@ -149,7 +164,7 @@ def session_turn_delete(
     """Delete one live turn of the caller's session and return it: ``seq``, or the latest
     when ``seq`` is None (a pop). Missing, expired and foreign turns are the same 404.
     """
-    _validate_session_id(session_id)
+    session_id_validate(session_id)
     live = _session_turns(tenant=tenant, subject_id=subject_id, session_id=session_id).filter(
         expires_at__gt=timezone.now()
     )

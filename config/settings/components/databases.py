@@ -75,18 +75,18 @@ if env.str("DATABASE_URL", default=""):
     EMBEDDED_POSTGRES_DIR = None
     _default = env.db_url("DATABASE_URL")
 else:
-    from apps.core.embedded_postgres import ensure_embedded_postgres
-
     EMBEDDED_POSTGRES_DIR = data_dir() / "pg"
     _database_name = env.str("ENGRAM_EMBEDDED_DATABASE", default="engram")
-    _server = ensure_embedded_postgres(EMBEDDED_POSTGRES_DIR, database=_database_name)
-    # The engine is set for every alias in _with_timeout.
+    # The server is started (or joined) on a process's first connection, which fills in HOST
+    # and PORT (apps/core/db/postgresql): settings alone start nothing. The engine is set for
+    # every alias in _with_timeout.
     _default = {
         "NAME": _database_name,
-        "USER": _server.user,
+        "USER": "postgres",
         "PASSWORD": "",
-        "HOST": _server.socket_dir,
-        "PORT": str(_server.port),
+        "HOST": "",
+        "PORT": "",
+        "EMBEDDED_POSTGRES": {"PGDATA": EMBEDDED_POSTGRES_DIR, "DATABASE": _database_name},
     }
 
 # A replica for heavy reads (apps/core/replica.py). Past the lag bound, or unreachable, heavy
