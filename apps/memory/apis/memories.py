@@ -237,8 +237,9 @@ class MemoryListApi(TenantApi):
         the caller's live memory this one replaces). Session (**deprecated** here: use
         `POST /api/v1/memory/sessions/{session_id}/turns`, which takes the same turn fields
         and answers the same body): `tier: "session"`, `session_id`, `content` (≤ 100 KB),
-        `role`, and `expires_at` or `ttl_seconds`. Over quota → 409 `quota_exceeded`; over
-        the write rate → 429 `rate_limited` with `Retry-After`.
+        `role`, and `expires_at` or `ttl_seconds`. Over quota → 409 `quota_exceeded` (live
+        memories) or `session_quota_exceeded` (stored turns or bytes); over the write rate →
+        429 `rate_limited` with `Retry-After`.
         """
         payload = MemoryWriteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -103,9 +103,12 @@ class SessionTurnListApi(TenantApi):
         either; an `expires_at` in the past or beyond `ENGRAM_SESSION_MAX_TTL_SECONDS` is
         `invalid_expires_at`). The session is the URL's (a blank one or one over 200
         characters is 422 `invalid_session_id`); a `session_id` in the body is ignored, like
-        every scope field. Replaces the deprecated `POST /api/v1/memory` with `tier:
-        "session"`, with the same 201 body, quota (409 `quota_exceeded`) and write rate (429
-        `rate_limited` with `Retry-After`).
+        every scope field. Past the subject's stored turns or bytes
+        (`ENGRAM_SESSION_QUOTA_TURNS`, `ENGRAM_SESSION_QUOTA_BYTES`) it is 409
+        `session_quota_exceeded` (`details.bound`: `turns` or `bytes`) and nothing is written;
+        clearing sessions makes room. Replaces the deprecated `POST /api/v1/memory` with
+        `tier: "session"`, with the same 201 body, quota and write rate (429 `rate_limited`
+        with `Retry-After`).
         """
         payload = SessionTurnCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -1,10 +1,11 @@
 """What a write into a subject's scope must know before it inserts: how many live memories the
 subject holds (the quota) and whether it forgot any of the texts being written (their
-tombstones go). Read with the subject's scope lock held, so nothing changes either until the
-writer commits.
+tombstones go); for a session turn, how many turns and bytes the subject stores. Read with the
+subject's scope lock held, so nothing changes either until the writer commits.
 
-The count is ``memory_scope_usage``, kept by triggers (migration 0024): one row, whatever the
-subject's size, where counting the live rows cost a write time in proportion to them.
+The counts are ``memory_scope_usage`` and ``session_scope_usage``, kept by triggers
+(migrations 0024, 0026): one row, whatever the subject's size, where counting the rows cost a
+write time in proportion to them.
 """
 
 from __future__ import annotations
@@ -53,3 +54,25 @@ def memory_scope_admission(
 def memory_live_count(*, tenant: Tenant, subject_id: str) -> int:
     """The subject's live memories (read on the primary)."""
     return memory_scope_admission(tenant=tenant, subject_id=subject_id, content_hashes=[]).live
+
+
+SESSION_USAGE_SQL = """
+SELECT turns, bytes FROM session_scope_usage WHERE tenant_id = %s AND subject_id = %s
+"""
+
+
+@dataclass(frozen=True)
+class SessionUsage:
+    #: The subject's stored session turns, expired ones included until the prune deletes them.
+    turns: int
+    #: Their sizes summed: content plus metadata as JSON text, in UTF-8 bytes.
+    bytes: int
+
+
+def session_scope_usage(*, tenant: Tenant, subject_id: str) -> SessionUsage:
+    """The subject's stored session turns and their bytes (``session_scope_usage``, kept by
+    triggers: migration 0026), one row read on the primary."""
+    with server_bound_cursor(PRIMARY) as cursor:
+        cursor.execute(SESSION_USAGE_SQL, [tenant.pk, subject_id])
+        row = cursor.fetchone()
+    return SessionUsage(turns=0, bytes=0) if row is None else SessionUsage(int(row[0]), int(row[1]))

@@ -46,6 +46,7 @@ from apps.memory.services.sessions import (
     session_append_many,
     session_clear,
     session_prune_expired,
+    session_turn_bytes,
     session_turn_delete,
 )
 from apps.memory.services.tombstones import tombstone_record
@@ -87,6 +88,7 @@ __all__ = [
     "session_append_many",
     "session_clear",
     "session_prune_expired",
+    "session_turn_bytes",
     "session_turn_delete",
     "tombstone_record",
     "validate_promotion_session_id",

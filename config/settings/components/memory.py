@@ -22,6 +22,10 @@ MEMORY_QUERY_MAX_CHARS = 500
 
 # Session tier.
 SESSION_MAX_TTL_SECONDS = env.int("ENGRAM_SESSION_MAX_TTL_SECONDS", default=30 * 24 * 3600)
+# Stored session turns per subject (expired ones count until the prune deletes them), by
+# number and by bytes (content plus metadata as JSON text, UTF-8); over either → 409.
+SESSION_QUOTA_TURNS = env.int("ENGRAM_SESSION_QUOTA_TURNS", default=50_000)
+SESSION_QUOTA_BYTES = env.int("ENGRAM_SESSION_QUOTA_BYTES", default=256 * 1024 * 1024)
 
 # Vector leg: exact scan up to this many live embedded rows per subject (the measured
 # crossover, which the default quota sits inside), pgvector's iterative HNSW scan above it.
