@@ -6,6 +6,7 @@ from apps.core.exceptions import Conflict, NotFound, RateLimited, ValidationFail
 class MemoryErrorCode(StrEnum):
     QUOTA_EXCEEDED = "quota_exceeded"
     SESSION_QUOTA_EXCEEDED = "session_quota_exceeded"
+    HISTORY_QUOTA_EXCEEDED = "history_quota_exceeded"
     INVALID_PROJECT_ID = "invalid_project_id"
     TEXT_TOO_LONG = "text_too_long"
     CONTENT_TOO_LARGE = "content_too_large"
@@ -39,6 +40,13 @@ class SessionQuotaExceeded(Conflict):
     ``SESSION_QUOTA_BYTES``; nothing was written."""
 
     default_code: str = MemoryErrorCode.SESSION_QUOTA_EXCEEDED
+
+
+class HistoryQuotaExceeded(Conflict):
+    """A supersede would keep more than ``MEMORY_QUOTA_SUPERSEDED_ROWS`` old versions of the
+    subject's memories; nothing was written."""
+
+    default_code: str = MemoryErrorCode.HISTORY_QUOTA_EXCEEDED
 
 
 class InvalidProjectId(ValidationFailed):

@@ -22,7 +22,13 @@ from apps.memory.exceptions import (
 )
 from apps.memory.models import Memory, MemorySource
 from apps.memory.services.derived_context import ThreadRef, refresh_threads, thread_key
-from apps.memory.services.rows import MemoryDraft, memory_admit, memory_build, memory_insert
+from apps.memory.services.rows import (
+    MemoryDraft,
+    memory_admit,
+    memory_admit_supersede,
+    memory_build,
+    memory_insert,
+)
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstone_record
 from apps.projects.selectors import project_exists
@@ -114,7 +120,8 @@ def memory_supersede(
                 details={"superseded_by": str(old.superseded_by_id)},
             )
         # Replacing a live row leaves the live count unchanged, so a full subject can still
-        # correct itself.
+        # correct itself; the old version joins its history, which has a quota of its own.
+        memory_admit_supersede(tenant=tenant, subject_id=subject_id)
         new = memory_build(tenant=tenant, subject_id=subject_id, draft=draft)
         same_place = (
             old.context_thread != ""

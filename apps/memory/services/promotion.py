@@ -379,7 +379,8 @@ def promotion_persist(
         if not tenant_hold_unhalted(tenant=tenant):
             raise PromotionHalted(TENANT_HALTED)
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        room = memory_admission(tenant=tenant, subject_id=subject_id).room
+        admission = memory_admission(tenant=tenant, subject_id=subject_id)
+        room, history_room = admission.room, admission.history_room
         forgotten = tombstoned(
             tenant=tenant,
             subject_id=subject_id,
@@ -395,7 +396,9 @@ def promotion_persist(
                 outcome.gated_out += 1
                 continue
             replaces = _replaced_paraphrase(tenant=tenant, subject_id=subject_id, vector=vector)
-            if replaces is None and room <= 0:
+            # A paraphrase that would pass the history quota is dropped like one past the
+            # live quota: the fact it restates is already known.
+            if (room if replaces is None else history_room) <= 0:
                 outcome.dropped_quota += 1
                 continue
             kept_links = [link for link in candidate.cross_links if link in visible]
@@ -416,6 +419,7 @@ def promotion_persist(
                     superseded_by=memory, superseded_at=memory.embedded_at
                 )
                 outcome.superseded += 1
+                history_room -= 1
             else:
                 room -= 1
     _emit_outcome(tenant=tenant, outcome=outcome)

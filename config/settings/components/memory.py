@@ -3,6 +3,8 @@
 from config.env import env
 
 MEMORY_QUOTA_LIVE_ROWS = env.int("ENGRAM_MEMORY_QUOTA_LIVE_ROWS", default=10_000)
+# Superseded versions kept per subject: a supersede past it is refused (409), never pruned.
+MEMORY_QUOTA_SUPERSEDED_ROWS = env.int("ENGRAM_MEMORY_QUOTA_SUPERSEDED_ROWS", default=10_000)
 MEMORY_TEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_TEXT_MAX_CHARS", default=8_000)
 # Longest optional retrieval context a memory may carry (MemoryDraft.context).
 MEMORY_CONTEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_CONTEXT_MAX_CHARS", default=4_000)
