@@ -116,6 +116,8 @@ def test_every_tenant_table_is_classified(db):
         "memory_search_term",
         # Each subject's live count: derived from memory rows, removed with them by triggers.
         "memory_scope_usage",
+        # Each subject's stored turns and bytes: derived from the turns, the same way.
+        "session_scope_usage",
         "memory_sessionpromotion",
         "memory_promotionjob",
         "memory_graduationdeferral",
