@@ -27,6 +27,7 @@ class KnowledgeErrorCode(StrEnum):
     TOO_MANY_ARTICLE_IDS = "too_many_article_ids"
     NOT_SURFACED = "not_surfaced"
     ALIAS_TAG_RESERVED = "alias_tag_reserved"
+    ARTICLE_QUOTA_EXCEEDED = "article_quota_exceeded"
 
 
 class ArticleNotFound(NotFound):
@@ -99,3 +100,11 @@ class AliasTagReserved(ApplicationError):
 
     http_status = 403
     default_code = KnowledgeErrorCode.ALIAS_TAG_RESERVED
+
+
+class ArticleQuotaExceeded(ApplicationError):
+    """The tenant or the author already stores as many articles as its quota allows; nothing
+    was written."""
+
+    http_status = 409
+    default_code = KnowledgeErrorCode.ARTICLE_QUOTA_EXCEEDED

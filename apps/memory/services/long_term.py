@@ -13,7 +13,7 @@ from apps.core.db.on_commit import after_commit
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.knowledge.history import history_forget_subject
-from apps.knowledge.services import articles_delete_for_memories
+from apps.knowledge.services import articles_delete_for_memories, lock_tenant_article_counts
 from apps.memory.exceptions import (
     AlreadySuperseded,
     InvalidProjectId,
@@ -196,6 +196,10 @@ def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> F
         # The scope lock first, as every writer takes it: the neighbours re-derived below
         # must not race a write to the same session.
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        # Forget may delete articles graduated from the fact: the tenant's article counts are
+        # taken before any row, as every writer of them does (graduation holds them while it
+        # stamps its memory).
+        lock_tenant_article_counts(tenant=tenant)
         memory = _locked_memory(tenant=tenant, subject_id=subject_id, memory_id=memory_id)
         return _forget_fact(tenant=tenant, subject_id=subject_id, root=memory)
 
