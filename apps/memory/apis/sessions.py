@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -31,12 +32,26 @@ from apps.tenancy.api_base import MEMORY_WRITE, TenantApi, idempotent
 SESSION_ID_PARAMETER = OpenApiParameter("session_id", str, OpenApiParameter.PATH)
 
 
+class SessionHistoryMetaSerializer(ListMetaSerializer):
+    limit = serializers.IntegerField(
+        help_text="The page's size: the limit asked for, cut to "
+        f"{settings.SESSION_HISTORY_MAX_TURNS} turns."
+    )
+    next_offset = serializers.IntegerField(
+        allow_null=True,
+        help_text="The offset of the next page; null after the last. A page may hold fewer "
+        "turns than its limit (it stops before ENGRAM_SESSION_HISTORY_PAGE_MAX_BYTES).",
+    )
+
+
 class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
     data: Any = SessionTurnOutputSerializer(many=True)
-    meta = ListMetaSerializer()
+    meta = SessionHistoryMetaSerializer()
 
 
 class SessionHistoryFilterSerializer(InputSerializer):
+    # Up to 1000 is accepted, as before the page was bounded; the page holds at most
+    # SESSION_HISTORY_MAX_TURNS, and meta.limit says so.
     limit = LimitField(default=200, max_value=1000)
     offset = OffsetField()
 
@@ -128,7 +143,12 @@ class SessionHistoryApi(TenantApi):
         tags=["memory"],
     )
     def get(self, request: Request, session_id: str) -> Response:
-        """The caller's own turns of one session, in the order they were appended."""
+        """The caller's own turns of one session, in the order they were appended.
+
+        A page holds at most 200 turns (`meta.limit`) and stops before the turn that would
+        take it past `ENGRAM_SESSION_HISTORY_PAGE_MAX_BYTES` of content and metadata (1 MiB;
+        a larger turn is a page of its own). Continue at `meta.next_offset` until it is null.
+        """
         filters = SessionHistoryFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         page = session_history(
@@ -138,7 +158,10 @@ class SessionHistoryApi(TenantApi):
             **filters.validated_data,
         )
         return Response(
-            {"data": SessionTurnOutputSerializer(page.results, many=True).data, "meta": page.meta}
+            {
+                "data": SessionTurnOutputSerializer(page.results, many=True).data,
+                "meta": {**page.meta, "next_offset": page.next_offset},
+            }
         )
 
     @extend_schema(

@@ -28,6 +28,12 @@ SESSION_MAX_TTL_SECONDS = env.int("ENGRAM_SESSION_MAX_TTL_SECONDS", default=30 *
 # number and by bytes (content plus metadata as JSON text, UTF-8); over either → 409.
 SESSION_QUOTA_TURNS = env.int("ENGRAM_SESSION_QUOTA_TURNS", default=50_000)
 SESSION_QUOTA_BYTES = env.int("ENGRAM_SESSION_QUOTA_BYTES", default=256 * 1024 * 1024)
+# One page of a session's history: at most this many turns, and it stops before the turn that
+# would pass the bytes (a single turn larger than them is still a page of its own).
+SESSION_HISTORY_MAX_TURNS = 200
+SESSION_HISTORY_PAGE_MAX_BYTES = env.int(
+    "ENGRAM_SESSION_HISTORY_PAGE_MAX_BYTES", default=1024 * 1024
+)
 
 # Vector leg: exact scan up to this many live embedded rows per subject (the measured
 # crossover, which the default quota sits inside), pgvector's iterative HNSW scan above it.

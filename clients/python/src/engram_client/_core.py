@@ -48,7 +48,7 @@ DEFAULT_MAX_RETRIES = 3
 DEFAULT_SESSION_TTL_SECONDS = 24 * 3600
 #: The largest page ``GET /memory`` serves; ``memories()`` walks pages of this size.
 MEMORY_PAGE_MAX = 200
-SESSION_PAGE_MAX = 1000
+SESSION_PAGE_MAX = 200
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IMPERSONATION_HEADER = "X-Impersonate-Tenant"
 #: Statuses worth retrying: the request was refused before anything was written.
