@@ -125,6 +125,7 @@ def memory_admit(*, tenant: Tenant, subject_id: str, memories: Sequence[Memory])
     if len(memories) > admission.room:
         quota = settings.MEMORY_QUOTA_LIVE_ROWS
         live = quota - admission.room
+        emit("memory.quota_exceeded", {"count": 1}, {"tenant_id": str(tenant.pk)})
         raise QuotaExceeded(
             f"This subject holds {live} of {quota} live memories; {len(memories)} more do not fit.",
             details={"quota": quota, "live": live, "requested": len(memories)},
