@@ -30,6 +30,7 @@ class KnowledgeErrorCode(StrEnum):
     # An edit refused by the novelty gate: the gate's own verdicts for "already known".
     DUPLICATE = "duplicate"
     DEDUPLICATED = "deduplicated"
+    ARTICLE_QUOTA_EXCEEDED = "article_quota_exceeded"
 
 
 class ArticleNotFound(NotFound):
@@ -111,3 +112,11 @@ class DuplicateEdit(ApplicationError):
 
     http_status = 409
     default_code = KnowledgeErrorCode.DUPLICATE
+
+
+class ArticleQuotaExceeded(ApplicationError):
+    """The tenant or the author already stores as many articles as its quota allows; nothing
+    was written."""
+
+    http_status = 409
+    default_code = KnowledgeErrorCode.ARTICLE_QUOTA_EXCEEDED

@@ -236,7 +236,11 @@ class ArticleListApi(TenantApi):
         dedupe threshold) → 200 with the canonical article, nothing written. Embeddings
         unavailable → 503 `gate_unavailable`, nothing written. Curators create directly
         with the status they choose, still deduplicated by exact content. A title another
-        non-archived article holds → 409 `title_taken`.
+        non-archived article holds → 409 `title_taken`. Past the articles you wrote
+        (`ENGRAM_KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR`) or the tenant stores
+        (`ENGRAM_KNOWLEDGE_QUOTA_ARTICLES_PER_TENANT`), archived ones included → 409
+        `article_quota_exceeded` (`details.scope`: `author` or `tenant`), nothing written
+        (an agent's write spends no embedding on it).
         """
         payload = ArticleCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

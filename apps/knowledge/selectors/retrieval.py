@@ -197,7 +197,7 @@ def run_legs(
 ) -> Legs:
     legs = Legs()
     base = visible_articles(tenant=tenant, viewer=viewer, project_id=project_id, alias=HEAVY_READ)
-    with heavy_read_slot(tenant_id=tenant.pk):
+    with heavy_read_slot(tenant_id=tenant.pk, subject_id=viewer.subject_id):
         legs.curated_id = curated_id(base, query)
         legs.keyword = keyword_leg(base, query, fetch)
         if vector is not None:

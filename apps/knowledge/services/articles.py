@@ -58,7 +58,8 @@ from apps.knowledge.services.fields import (
     clean_title,
     clean_visibility,
 )
-from apps.knowledge.services.locks import lock_knowledge_writes
+from apps.knowledge.services.locks import lock_knowledge_writes, lock_tenant_article_counts
+from apps.knowledge.services.quota import article_admit
 from apps.knowledge.viewer import Viewer, can_edit, visible_q
 from apps.projects.scoping import project_partition
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_query, embedding_content_hash
@@ -237,10 +238,13 @@ def insert_article(
     curated: bool,
     embedding: list[float] | None = None,
 ) -> Article:
-    """Insert a new article with ``status``, unless its title is taken (``TitleTaken``).
+    """Insert a new article with ``status``, unless the tenant or its author is out of article
+    quota (``ArticleQuotaExceeded``) or its title is taken (``TitleTaken``).
 
     Call with :func:`lock_knowledge_writes` held.
     """
+    lock_tenant_article_counts(tenant=tenant)
+    article_admit(tenant=tenant, author_subject_id=fields.author_subject_id)
     ensure_title_free(tenant=tenant, article=fields, status=status)
     now = timezone.now()
     article = Article(
@@ -253,6 +257,7 @@ def insert_article(
         status=status,
         visibility=fields.visibility,
         owner_agent_id=fields.owner_agent_id,
+        author_subject_id=fields.author_subject_id,
         source=fields.source,
         source_memory_id=fields.source_memory_id,
         embedding_content_hash=fields.content_hash,
@@ -321,13 +326,17 @@ def article_create(
     owner_agent_id: str = "",
     source: str = "manual",
     source_memory_id: uuid.UUID | None = None,
+    author_subject_id: str | None = None,
 ) -> Proposal:
     """Create an article directly, with the status the curator chose (no similarity gate).
 
     Still deduplicated by exact content: a visible article of the same partition with the
     same normalised body is returned as ``duplicate`` and nothing is written. The vector is
-    filled in after commit by ``knowledge.embed_articles``. Raises ``TitleTaken`` (409) when a
-    non-archived article already has the title, ``InvalidArticle``/``InvalidProjectId`` (422).
+    filled in after commit by ``knowledge.embed_articles``. The article is charged to the
+    viewer's subject, or to ``author_subject_id`` when given (an import). Raises
+    ``ArticleQuotaExceeded`` (409) past the tenant's or the author's article quota,
+    ``TitleTaken`` (409) when a non-archived article already has the title,
+    ``InvalidArticle``/``InvalidProjectId`` (422).
     """
     fields = clean_article(
         tenant=tenant,
@@ -341,6 +350,7 @@ def article_create(
         owner_agent_id=owner_agent_id,
         source=source,
         source_memory_id=source_memory_id,
+        author_subject_id=author_subject_id,
     )
     status = clean_status(status)
     with title_violation_as_taken(fields.title), write_transaction():
@@ -619,6 +629,7 @@ def articles_delete_for_memories(
     """
     if not memory_ids:
         return []
+    lock_tenant_article_counts(tenant=tenant)  # before any article row: see the function
     doomed = list(
         Article.objects.select_for_update()
         .filter(tenant=tenant, source_memory_id__in=list(memory_ids))

@@ -41,6 +41,8 @@ class CleanArticle:
     owner_agent_id: str
     source: str
     source_memory_id: uuid.UUID | None
+    #: Who is charged for it under the per-author quota ("" = nobody: the tenant's alone).
+    author_subject_id: str
 
     @property
     def content_hash(self) -> str:
@@ -194,7 +196,10 @@ def clean_article(
     owner_agent_id: str,
     source: object,
     source_memory_id: uuid.UUID | None,
+    author_subject_id: str | None = None,
 ) -> CleanArticle:
+    """The fields, checked; the author is the viewer's subject unless ``author_subject_id``
+    names another (an import charges an article to the agent that owned it)."""
     # The order of the checks decides which error a body with several bad fields gets.
     cleaned_visibility = clean_visibility(visibility)
     cleaned_tags = clean_tags_for(viewer=viewer, tags=tags)
@@ -210,4 +215,5 @@ def clean_article(
         ),
         source=_clean_source(source),
         source_memory_id=source_memory_id,
+        author_subject_id=viewer.subject_id if author_subject_id is None else author_subject_id,
     )

@@ -43,6 +43,7 @@ from apps.knowledge.services.articles import (
 )
 from apps.knowledge.services.fields import clean_article
 from apps.knowledge.services.locks import lock_knowledge_writes
+from apps.knowledge.services.quota import article_admit
 from apps.knowledge.viewer import Viewer
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_query
 from apps.tenancy.models import Tenant
@@ -81,7 +82,9 @@ def propose_article(
     article. An agent viewer always owns what it proposes (``owner_agent_id`` is its subject).
     The candidate is embedded synchronously and its vector stored on the created row.
 
-    Raises ``GateUnavailable`` (503) when embeddings are unavailable, ``TitleTaken`` (409)
+    Raises ``ArticleQuotaExceeded`` (409) when the tenant or the viewer's subject stores its
+    quota of articles (checked before the embedding too, so a subject out of quota spends
+    none), ``GateUnavailable`` (503) when embeddings are unavailable, ``TitleTaken`` (409)
     when an article the viewer can see in the same title namespace has the title, and
     ``InvalidArticle``/``InvalidProjectId`` (422) for bad input, in every case writing nothing.
     """
@@ -103,6 +106,9 @@ def propose_article(
     if duplicate is not None:
         _report(tenant, Verdict.DUPLICATE, None, fields.source)
         return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
+    # Cheap pre-check too: a subject out of quota never spends an embedding. The insert checks
+    # again under the lock.
+    article_admit(tenant=tenant, author_subject_id=fields.author_subject_id)
     # Embedded outside the transaction: no lock or connection is held across a provider call.
     try:
         vector = embed_query(tenant_embedding_config(tenant=tenant), fields.embedding_text)

@@ -263,11 +263,14 @@ class MemoryListApi(TenantApi):
 
         Long-term: `text` (≤ MEMORY_TEXT_MAX_CHARS), optional `tags`, `metadata`, `project_id`
         (validated against the tenant: 422 `invalid_project_id`) and `supersedes` (the id of
-        the caller's live memory this one replaces). Session (**deprecated** here: use
+        the caller's live memory this one replaces; the old version is kept as history, and
+        past `ENGRAM_MEMORY_QUOTA_SUPERSEDED_ROWS` kept versions it is 409
+        `history_quota_exceeded`). Session (**deprecated** here: use
         `POST /api/v1/memory/sessions/{session_id}/turns`, which takes the same turn fields
         and answers the same body): `tier: "session"`, `session_id`, `content` (≤ 100 KB),
-        `role`, and `expires_at` or `ttl_seconds`. Over quota → 409 `quota_exceeded`; over
-        the write rate → 429 `rate_limited` with `Retry-After`.
+        `role`, and `expires_at` or `ttl_seconds`. Over quota → 409 `quota_exceeded` (live
+        memories) or `session_quota_exceeded` (stored turns or bytes); over the write rate →
+        429 `rate_limited` with `Retry-After`.
         """
         payload = MemoryWriteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from urllib.parse import unquote
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -66,12 +67,26 @@ class SessionIdConverter:
         return escaped.replace(".", "%2E") if escaped in {".", ".."} else escaped
 
 
+class SessionHistoryMetaSerializer(ListMetaSerializer):
+    limit = serializers.IntegerField(
+        help_text="The page's size: the limit asked for, cut to "
+        f"{settings.SESSION_HISTORY_MAX_TURNS} turns."
+    )
+    next_offset = serializers.IntegerField(
+        allow_null=True,
+        help_text="The offset of the next page; null after the last. A page may hold fewer "
+        "turns than its limit (it stops before ENGRAM_SESSION_HISTORY_PAGE_MAX_BYTES).",
+    )
+
+
 class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
     data: Any = SessionTurnOutputSerializer(many=True)
-    meta = ListMetaSerializer()
+    meta = SessionHistoryMetaSerializer()
 
 
 class SessionHistoryFilterSerializer(InputSerializer):
+    # Up to 1000 is accepted, as before the page was bounded; the page holds at most
+    # SESSION_HISTORY_MAX_TURNS, and meta.limit says so.
     limit = LimitField(default=200, max_value=1000)
     offset = OffsetField()
 
@@ -136,9 +151,12 @@ class SessionTurnListApi(TenantApi):
         either; an `expires_at` in the past or beyond `ENGRAM_SESSION_MAX_TTL_SECONDS` is
         `invalid_expires_at`). The session is the URL's (one no session may have, such as a
         blank one or one over 200 characters, is 422 `invalid_session_id`); a `session_id` in
-        the body is ignored, like every scope field. Replaces the deprecated
-        `POST /api/v1/memory` with `tier: "session"`, with the same 201 body, quota (409
-        `quota_exceeded`) and write rate (429 `rate_limited` with `Retry-After`).
+        the body is ignored, like every scope field. Past the subject's stored turns or bytes
+        (`ENGRAM_SESSION_QUOTA_TURNS`, `ENGRAM_SESSION_QUOTA_BYTES`) it is 409
+        `session_quota_exceeded` (`details.bound`: `turns` or `bytes`) and nothing is written;
+        clearing sessions makes room. Replaces the deprecated `POST /api/v1/memory` with
+        `tier: "session"`, with the same 201 body, quota and write rate (429 `rate_limited`
+        with `Retry-After`).
         """
         session_id_validate(session_id)
         payload = SessionTurnCreateInputSerializer(data=request.data)
@@ -162,7 +180,10 @@ class SessionHistoryApi(TenantApi):
         """The caller's own turns of one session, in the order they were appended.
 
         An unknown session (or another subject's) is an empty page; an id no session may have
-        is 422 `invalid_session_id`, as on every session endpoint.
+        is 422 `invalid_session_id`, as on every session endpoint. A page holds at most 200
+        turns (`meta.limit`) and stops before the turn that would take it past
+        `ENGRAM_SESSION_HISTORY_PAGE_MAX_BYTES` of content and metadata (1 MiB; a larger turn
+        is a page of its own). Continue at `meta.next_offset` until it is null.
         """
         session_id_validate(session_id)
         filters = SessionHistoryFilterSerializer(data=request.query_params)
@@ -174,7 +195,10 @@ class SessionHistoryApi(TenantApi):
             **filters.validated_data,
         )
         return Response(
-            {"data": SessionTurnOutputSerializer(page.results, many=True).data, "meta": page.meta}
+            {
+                "data": SessionTurnOutputSerializer(page.results, many=True).data,
+                "meta": {**page.meta, "next_offset": page.next_offset},
+            }
         )
 
     @extend_schema(

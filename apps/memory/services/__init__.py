@@ -47,6 +47,7 @@ from apps.memory.services.sessions import (
     session_clear,
     session_id_validate,
     session_prune_expired,
+    session_turn_bytes,
     session_turn_delete,
 )
 from apps.memory.services.tombstones import tombstone_record
@@ -89,6 +90,7 @@ __all__ = [
     "session_clear",
     "session_id_validate",
     "session_prune_expired",
+    "session_turn_bytes",
     "session_turn_delete",
     "tombstone_record",
     "validate_promotion_session_id",

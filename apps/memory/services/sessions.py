@@ -1,7 +1,9 @@
-"""The session tier: append-only turns with a TTL, pruned on a schedule."""
+"""The session tier: append-only turns with a TTL, pruned on a schedule, under a per-subject
+quota of stored turns and bytes."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,7 +16,8 @@ from django.utils import timezone
 
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
-from apps.memory.exceptions import MemoryErrorCode, SessionTurnNotFound
+from apps.core.telemetry import emit
+from apps.memory.exceptions import MemoryErrorCode, SessionQuotaExceeded, SessionTurnNotFound
 from apps.memory.models import (
     SESSION_CONTENT_MAX_BYTES,
     SESSION_ID_MAX_LENGTH,
@@ -22,6 +25,8 @@ from apps.memory.models import (
     SessionPromotion,
     SessionRole,
 )
+from apps.memory.selectors import session_scope_usage
+from apps.memory.services.scope_lock import lock_session_scope
 from apps.tenancy.models import Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 
@@ -109,10 +114,47 @@ def session_drafts_validate(*, drafts: Sequence[SessionTurnDraft]) -> None:
         _expiry(draft, now=now, index=index)
 
 
+def session_turn_bytes(*, content: str, metadata: dict[str, Any]) -> int:
+    """A turn's size as the session quota counts it: the UTF-8 bytes of its content and of
+    its metadata as JSON text, in the form Postgres renders ``jsonb`` (``session_turn_bytes``
+    in migration 0026, which counts stored turns; this counts the turns about to be)."""
+    rendered = json.dumps(metadata, ensure_ascii=False, separators=(", ", ": "))
+    return len(content.encode("utf-8")) + len(rendered.encode("utf-8"))
+
+
+def _admit(*, tenant: Tenant, subject_id: str, rows: Sequence[SessionMemory]) -> None:
+    """Raise :class:`SessionQuotaExceeded` unless ``rows`` fit the subject's stored turns and
+    bytes. Call with the subject's session lock held, before inserting."""
+    usage = session_scope_usage(tenant=tenant, subject_id=subject_id)
+    requested = sum(session_turn_bytes(content=row.content, metadata=row.metadata) for row in rows)
+    over = [
+        (bound, quota, stored, wanted)
+        for bound, quota, stored, wanted in (
+            ("turns", settings.SESSION_QUOTA_TURNS, usage.turns, len(rows)),
+            ("bytes", settings.SESSION_QUOTA_BYTES, usage.bytes, requested),
+        )
+        if stored + wanted > quota
+    ]
+    if not over:
+        return
+    bound, quota, stored, wanted = over[0]
+    emit(
+        "memory_session.quota_exceeded",
+        {"count": 1},
+        {"tenant_id": str(tenant.pk), "bound": bound},
+    )
+    raise SessionQuotaExceeded(
+        f"This subject stores {stored} of {quota} session {bound}; {wanted} more do not fit. "
+        "Clear the sessions it no longer needs; expired turns stop counting once pruned.",
+        details={"bound": bound, "quota": quota, "stored": stored, "requested": wanted},
+    )
+
+
 def session_append_many(
     *, tenant: Tenant, subject_id: str, drafts: Sequence[SessionTurnDraft]
 ) -> list[SessionMemory]:
-    """Append turns in the given order, all-or-nothing."""
+    """Append turns in the given order, all-or-nothing, within the subject's quota of stored
+    turns and bytes (``SessionQuotaExceeded`` otherwise, nothing written)."""
     now = timezone.now()
     rows = []
     for index, draft in enumerate(drafts):
@@ -132,6 +174,8 @@ def session_append_many(
     if not rows:
         return []
     with write_transaction():
+        lock_session_scope(tenant=tenant, subject_id=subject_id)
+        _admit(tenant=tenant, subject_id=subject_id, rows=rows)
         # bulk_create assigns seq in list order, so the given order is the read-back order.
         return SessionMemory.objects.bulk_create(rows)
 

@@ -4,6 +4,10 @@ from config.env import env
 
 # Heavy-read concurrency cap per tenant; over it, heavy reads are shed and callers degrade.
 HEAVY_READ_MAX_CONCURRENT_PER_TENANT = env.int("ENGRAM_HEAVY_READ_MAX_CONCURRENT", default=16)
+# Each subject's share of its tenant's cap: one agent's flood of recalls cannot take every slot.
+HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = env.int(
+    "ENGRAM_HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT", default=8
+)
 
 # Retry-After on the 503 `database_unavailable` a request gets while the database is down.
 DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(

@@ -118,6 +118,28 @@ def test_the_gate_falling_open_is_503_and_writes_nothing(tenant, agent):
     assert table_rows() == before
 
 
+def test_an_article_past_the_authors_quota_is_409_and_writes_nothing(
+    agent, other_agent, user, settings
+):
+    settings.KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR = 1
+    assert agent.post(f"{BASE}/articles", FREEZE).status_code == 201
+    before = table_rows()
+
+    refused = agent.post(f"{BASE}/articles", {**FREEZE, "title": "Other", "body": "Other body."})
+
+    assert refused.status_code == 409
+    assert refused.json() == error(
+        "article_quota_exceeded",
+        "This author stores 1 of 1 articles; nothing was written.",
+        {"scope": "author", "quota": 1, "stored": 1},
+    )
+    assert table_rows() == before
+    theirs = {**FREEZE, "title": "Theirs", "body": "Unrelated notes on invoices."}
+    assert other_agent.post(f"{BASE}/articles", theirs).status_code == 201
+    curated = {**FREEZE, "title": "Curated", "body": "Curated notes on releases."}
+    assert user.post(f"{BASE}/articles", curated).status_code == 201
+
+
 def test_a_curator_creates_a_draft_directly(user):
     # when
     response = user.post(f"{BASE}/articles", {**FREEZE, "status": "draft"})

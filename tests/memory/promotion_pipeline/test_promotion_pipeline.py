@@ -88,6 +88,26 @@ def test_changed_session_recompiles_and_paraphrase_supersedes_adding_no_net_live
     assert len(promoter.calls) == 2
 
 
+def test_a_paraphrase_past_the_history_quota_is_dropped_and_the_old_version_stays_live(
+    tenant, promoter, settings
+):
+    settings.PROMOTION_NEAR_DUPLICATE_THRESHOLD = 0.5
+    settings.MEMORY_QUOTA_SUPERSEDED_ROWS = 0
+    add_turns(tenant, "agent-a", SESSION, "I prefer tabs for indentation", "ok")
+    promoter.says(fact("The user prefers tabs for indentation."))
+    _promote(tenant)
+    add_turns(tenant, "agent-a", SESSION, "yes, tabs for indentation everywhere")
+    promoter.says(fact("The user prefers tabs for indentation everywhere."))
+
+    request = _promote(tenant)
+
+    job = PromotionJob.objects.get(pk=request.job_id)
+    assert (job.outcome["dropped_quota"], job.outcome["superseded"]) == (1, 0)
+    live = Memory.objects.filter(tenant=tenant, superseded_by__isnull=True)
+    assert [m.text for m in live] == ["The user prefers tabs for indentation."]
+    assert _all_promoted(tenant) == 1
+
+
 def test_exact_duplicate_is_gated_out(tenant, promoter):
     add_turns(tenant, "agent-a", SESSION, "I prefer tabs", "ok")
     promoter.says(fact("The user prefers tabs."), fact("The user prefers tabs."))

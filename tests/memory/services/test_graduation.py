@@ -253,6 +253,23 @@ def test_graduate_api_gate_unavailable_is_503(agent, tenant):
     assert response.json()["error"]["code"] == "gate_unavailable"
 
 
+def test_graduate_api_past_the_authors_article_quota_is_409_and_stamps_nothing(
+    agent, tenant, settings
+):
+    settings.KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR = 1
+    first = _hot(tenant, "agent-a", "Deploys need a canary.")
+    second = _hot(tenant, "agent-a", "Invoices are rendered by the PDF worker.")
+    assert agent.post(GRADUATE, {"memory_id": str(first.pk)}).status_code == 201
+
+    response = agent.post(GRADUATE, {"memory_id": str(second.pk)})
+
+    second.refresh_from_db()
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "article_quota_exceeded"
+    assert response.json()["error"]["details"] == {"scope": "author", "quota": 1, "stored": 1}
+    assert (second.graduated_at, Article.objects.filter(tenant=tenant).count()) == (None, 1)
+
+
 def test_graduate_api_409_for_a_second_scope(agent, tenant):
     project = ProjectFactory.create(tenant=tenant)
     memory = _hot(tenant, "agent-a", "Deploys need a canary.", project_id=project.pk)

@@ -53,7 +53,7 @@ DEFAULT_MAX_RETRIES = 3
 DEFAULT_SESSION_TTL_SECONDS = 24 * 3600
 #: The largest page ``GET /memory`` serves; ``memories()`` walks pages of this size.
 MEMORY_PAGE_MAX = 200
-SESSION_PAGE_MAX = 1000
+SESSION_PAGE_MAX = 200
 #: The server's largest batch (``MEMORY_BATCH_MAX_ITEMS``); a longer bulk write is sent in
 #: batches of this size.
 BATCH_MAX_ITEMS = 500

@@ -72,11 +72,17 @@ class MemoryPage(EngramModel):
     meta: ListMeta
 
 
+class SessionHistoryMeta(ListMeta):
+    #: Where the next page starts; None after the last. A page may hold fewer turns than its
+    #: limit: it is bounded in turns and in bytes.
+    next_offset: int | None
+
+
 class SessionHistory(EngramModel):
     """One page of a session's turns, oldest first."""
 
     data: list[SessionTurn]
-    meta: ListMeta
+    meta: SessionHistoryMeta
 
 
 class SessionCleared(EngramModel):
@@ -357,6 +363,7 @@ SCHEMA_COMPONENTS: dict[type[EngramModel], str] = {
     ListMeta: "ListMeta",
     MemoryPage: "MemoryListOutput",
     SessionHistory: "SessionHistoryOutput",
+    SessionHistoryMeta: "SessionHistoryMeta",
     SessionCleared: "SessionClearData",
     RecallHit: "RecallHitOutput",
     MemoryRecallMeta: "MemoryRecallMeta",
