@@ -10,9 +10,12 @@ from apps.memory.selectors.recall import (
     EMBEDDING_STATUSES,
     RECALL_MODES,
     RECALL_SELECTION_REASONS,
+    VALIDITIES,
     RecallHit,
     RecallResult,
     memory_recall,
+    memory_validity,
+    timestamp_text,
     validate_recall_query,
 )
 from apps.memory.selectors.recall.hybrid import fuse
@@ -29,6 +32,7 @@ __all__ = [
     "EMBEDDING_STATUSES",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
+    "VALIDITIES",
     "Keywords",
     "RecallHit",
     "RecallResult",
@@ -40,8 +44,10 @@ __all__ = [
     "memory_provenance",
     "memory_recall",
     "memory_scope_admission",
+    "memory_validity",
     "recall_scope",
     "reset_scope_templates",
     "session_history",
+    "timestamp_text",
     "validate_recall_query",
 ]

@@ -20,11 +20,12 @@ from apps.memory.exceptions import (
     MemoryErrorCode,
     MemoryNotFound,
 )
-from apps.memory.models import Memory, MemorySource
+from apps.memory.models import Memory, MemorySource, SupersedeReason
 from apps.memory.services.derived_context import ThreadRef, refresh_threads, thread_key
 from apps.memory.services.rows import MemoryDraft, memory_admit, memory_build, memory_insert
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstone_record
+from apps.memory.services.validity import memory_drop_references, memory_retire
 from apps.projects.selectors import project_exists
 from apps.tenancy.models import Tenant
 
@@ -116,6 +117,7 @@ def memory_supersede(
         # Replacing a live row leaves the live count unchanged, so a full subject can still
         # correct itself.
         new = memory_build(tenant=tenant, subject_id=subject_id, draft=draft)
+        new.supersedes, new.supersede_reason = [old.pk], SupersedeReason.EXPLICIT
         same_place = (
             old.context_thread != ""
             and new.source == MemorySource.EXPLICIT
@@ -132,16 +134,14 @@ def memory_supersede(
             thread=not same_place,
             clear_tombstones=True,
         )
-        # History quotes nobody: only live memories are anyone's neighbours.
-        Memory.objects.filter(pk=old.pk).update(
-            superseded_by=new, superseded_at=timezone.now(), derived_context=""
+        memory_retire(
+            tenant=tenant,
+            subject_id=subject_id,
+            old=old,
+            new=new,
+            reason=SupersedeReason.EXPLICIT,
+            now=timezone.now(),
         )
-        if old.context_thread and old.thread_seq is not None:
-            refresh_threads(
-                tenant=tenant,
-                subject_id=subject_id,
-                around={(old.project_id, old.context_thread): [old.thread_seq]},
-            )
     return new
 
 
@@ -176,6 +176,9 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
     if root.context_thread and root.thread_seq is not None and root.superseded_by_id is None:
         around[(root.project_id, root.context_thread)] = [root.thread_seq]
     deleted, _ = scoped.filter(pk__in=doomed).delete()
+    # The rows that named a forgotten one (the version that replaced it, a conflicting fact)
+    # stop naming it.
+    memory_drop_references(tenant=tenant, subject_id=subject_id, ids=doomed)
     refresh_threads(tenant=tenant, subject_id=subject_id, around=around)
     tombstones = tombstone_record(tenant=tenant, subject_id=subject_id, content_hashes=hashes)
     after_commit(lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id))

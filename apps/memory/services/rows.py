@@ -55,6 +55,8 @@ class MemoryDraft:
     context: str = ""
     #: When the thing happened or was said; the time of the write when not given.
     occurred_at: datetime | None = None
+    #: When the fact became true; ``occurred_at`` when not given.
+    valid_from: datetime | None = None
     #: Promotion embeds before it writes (to find near-duplicates); other writers leave the
     #: row pending and the embedding drain fills it.
     embedding: Sequence[float] | None = None
@@ -66,6 +68,7 @@ class MemoryDraft:
 def memory_build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
     """The row ``draft`` describes, owned by ``(tenant, subject_id)``; not saved."""
     now = timezone.now()
+    occurred_at = draft.occurred_at or now
     memory = Memory(
         tenant=tenant,
         subject_id=subject_id,
@@ -80,7 +83,8 @@ def memory_build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memo
         tags=list(draft.tags),
         metadata=dict(draft.metadata),
         project_id=draft.project_id,
-        occurred_at=draft.occurred_at or now,
+        occurred_at=occurred_at,
+        valid_from=draft.valid_from or occurred_at,
     )
     if draft.embedding is not None:
         memory.embedding = np.asarray(draft.embedding, dtype=np.float32)
