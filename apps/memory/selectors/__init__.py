@@ -1,5 +1,6 @@
 """Reads on agent memory. Import from the submodules; this package re-exports the public API."""
 
+from apps.memory.selectors.changes import memory_change_candidates, memory_texts
 from apps.memory.selectors.listing import (
     memory_list,
     memory_list_all_subjects,
@@ -38,12 +39,14 @@ __all__ = [
     "RecallResult",
     "fuse",
     "keyword_ranking",
+    "memory_change_candidates",
     "memory_list",
     "memory_list_all_subjects",
     "memory_live_count",
     "memory_provenance",
     "memory_recall",
     "memory_scope_admission",
+    "memory_texts",
     "memory_validity",
     "recall_scope",
     "reset_scope_templates",

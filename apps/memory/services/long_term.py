@@ -21,6 +21,7 @@ from apps.memory.exceptions import (
     MemoryNotFound,
 )
 from apps.memory.models import Memory, MemorySource, SupersedeReason
+from apps.memory.services.changes import memory_detect_changes
 from apps.memory.services.derived_context import ThreadRef, refresh_threads, thread_key
 from apps.memory.services.rows import MemoryDraft, memory_admit, memory_build, memory_insert
 from apps.memory.services.scope_lock import lock_memory_scope
@@ -71,8 +72,10 @@ def memory_create_many(
         return []
     with write_transaction():
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        now = timezone.now()
         memories = [
-            memory_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts
+            memory_build(tenant=tenant, subject_id=subject_id, draft=draft, now=now)
+            for draft in drafts
         ]
         admission = memory_admit(tenant=tenant, subject_id=subject_id, memories=memories)
         # An explicit write is the agent choosing to know a forgotten fact again.
@@ -133,6 +136,7 @@ def memory_supersede(
             memories=[new],
             thread=not same_place,
             clear_tombstones=True,
+            detect_changes=False,
         )
         memory_retire(
             tenant=tenant,
@@ -142,6 +146,8 @@ def memory_supersede(
             reason=SupersedeReason.EXPLICIT,
             now=timezone.now(),
         )
+        # Other live memories may state the value this one replaces, too.
+        memory_detect_changes(tenant=tenant, subject_id=subject_id, memories=[new])
     return new
 
 

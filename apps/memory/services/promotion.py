@@ -49,6 +49,7 @@ from apps.memory.promotion.compiler import (
     turn_window,
 )
 from apps.memory.promotion.types import Candidate, Turn
+from apps.memory.services.changes import memory_detect_changes
 from apps.memory.services.promotion_lease import (
     TENANT_HALTED,
     UNEXPECTED_ERROR,
@@ -247,6 +248,9 @@ class PersistOutcome:
     forgotten: int = 0
     dropped_quota: int = 0
     cross_links_stripped: int = 0
+    #: Older memories a promoted one retired as changed, and pairs flagged as conflicting.
+    changed: int = 0
+    conflicts: int = 0
     memory_ids: list[str] = field(default_factory=list)
 
 
@@ -416,7 +420,9 @@ def promotion_persist(
                 memory.valid_from = min(memory.valid_from, replaces.valid_from)
                 memory.supersedes = [replaces.pk]
                 memory.supersede_reason = SupersedeReason.PARAPHRASE
-            memory_insert(tenant=tenant, subject_id=subject_id, memories=[memory])
+            memory_insert(
+                tenant=tenant, subject_id=subject_id, memories=[memory], detect_changes=False
+            )
             outcome.promoted += 1
             outcome.memory_ids.append(str(memory.pk))
             if replaces is not None:
@@ -431,6 +437,12 @@ def promotion_persist(
                 outcome.superseded += 1
             else:
                 room -= 1
+            # A new value of something the subject held (a job, a city) retires or flags it;
+            # an explicit memory is never retired by a promoted one.
+            changes = memory_detect_changes(tenant=tenant, subject_id=subject_id, memories=[memory])
+            outcome.changed += len(changes.superseded)
+            outcome.conflicts += len(changes.flagged)
+            room += len(changes.superseded)  # each retired row left the live count
     _emit_outcome(tenant=tenant, outcome=outcome)
     return outcome
 

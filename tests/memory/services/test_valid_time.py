@@ -117,15 +117,14 @@ def test_forget_removes_the_forgotten_ids_from_the_rows_that_named_them(tenant):
         memory_id=old.pk,
         draft=MemoryDraft(text="The user lives in Lisbon.", occurred_at=JUNE),
     )
+    # Texts the change detector makes nothing of: only the links written here are tested.
     rival, other = memory_create_many(
         tenant=tenant,
         subject_id="a",
-        drafts=[MemoryDraft("The user lives in Porto."), MemoryDraft("The user likes tea.")],
+        drafts=[MemoryDraft("Porto notes."), MemoryDraft("The user likes tea.")],
     )
     memory_flag_conflict(tenant=tenant, subject_id="a", first=new, second=rival)
-    foreign = memory_remember(
-        tenant=tenant, subject_id="b", draft=MemoryDraft("Subject b lives in Rome.")
-    )
+    foreign = memory_remember(tenant=tenant, subject_id="b", draft=MemoryDraft("Rome notes."))
     Memory.objects.filter(pk=foreign.pk).update(conflicts_with=[rival.pk])
 
     memory_forget(tenant=tenant, subject_id="a", memory_id=rival.pk)
@@ -144,7 +143,7 @@ def test_forgetting_the_current_version_takes_its_history_and_every_reference(te
     new = memory_supersede(
         tenant=tenant, subject_id="a", memory_id=old.pk, draft=MemoryDraft("Lives in Lisbon.")
     )
-    rival = _write(tenant, "The user lives in Porto.")
+    rival = _write(tenant, "Porto notes.")
     memory_flag_conflict(tenant=tenant, subject_id="a", first=new, second=rival)
 
     memory_forget(tenant=tenant, subject_id="a", memory_id=new.pk)
@@ -155,8 +154,8 @@ def test_forgetting_the_current_version_takes_its_history_and_every_reference(te
 
 
 def test_flagging_a_conflict_is_symmetric_and_idempotent(tenant):
-    first = _write(tenant, "The user lives in Berlin.")
-    second = _write(tenant, "The user lives in Lisbon.", source=MemorySource.EXPLICIT)
+    first = _write(tenant, "Berlin notes.")
+    second = _write(tenant, "Lisbon notes.", source=MemorySource.EXPLICIT)
 
     for _ in range(2):
         memory_flag_conflict(tenant=tenant, subject_id="a", first=first, second=second)
