@@ -42,7 +42,13 @@ from apps.knowledge.transfer import (
     RecordError,
     record_from_mapping,
 )
-from apps.memory.models import Memory, SessionMemory, SessionPromotion
+from apps.memory.models import (
+    Memory,
+    MemorySource,
+    SessionMemory,
+    SessionPromotion,
+    SupersedeReason,
+)
 
 FORMAT = "engram-export"
 FORMAT_VERSION = 1
@@ -146,9 +152,14 @@ def memory_to_mapping(memory: Memory) -> dict[str, Any]:
         "source_turn_seqs": list(memory.source_turn_seqs),
         "compiler": memory.compiler,
         "occurred_at": _iso(memory.occurred_at),
+        "valid_from": _iso(memory.valid_from),
+        "valid_to": _iso(memory.valid_to),
         "project_id": _id(memory.project_id),
         "superseded_by": _id(memory.superseded_by_id),
         "superseded_at": _iso(memory.superseded_at),
+        "supersedes": [str(pk) for pk in memory.supersedes],
+        "supersede_reason": memory.supersede_reason,
+        "conflicts_with": [str(pk) for pk in memory.conflicts_with],
         "recall_count": memory.recall_count,
         "last_recalled_at": _iso(memory.last_recalled_at),
         "graduated_at": _iso(memory.graduated_at),
@@ -230,6 +241,8 @@ def to_json_line(mapping: Mapping[str, Any]) -> str:
 class ParsedMemory:
     line: int
     memory: Memory  # unsaved, no tenant; FK ids as exported
+    #: Written before memories carried valid time (no ``valid_to`` field): derived on import.
+    legacy_validity: bool = False
 
 
 @dataclass(frozen=True)
@@ -346,6 +359,15 @@ class _Fields:
         except ValueError as exc:
             raise _FieldError(f"{name} must be a UUID") from exc
 
+    def identifiers(self, name: str) -> list[uuid.UUID]:
+        value = self.raw(name)
+        if not isinstance(value, list):
+            raise _FieldError(f"{name} must be a list of UUIDs")
+        try:
+            return [uuid.UUID(str(item)) for item in value]
+        except ValueError as exc:
+            raise _FieldError(f"{name} must be a list of UUIDs") from exc
+
     def optional_uuid(self, name: str) -> uuid.UUID | None:
         return None if self.raw(name) is None else self.identifier(name)
 
@@ -427,9 +449,14 @@ _MEMORY_FIELDS = [
     "source_turn_seqs",
     "compiler",
     "occurred_at",
+    "valid_from",
+    "valid_to",
     "project_id",
     "superseded_by",
     "superseded_at",
+    "supersedes",
+    "supersede_reason",
+    "conflicts_with",
     "recall_count",
     "last_recalled_at",
     "graduated_at",
@@ -448,6 +475,9 @@ def _parse_memory(data: dict[str, Any], *, dimensions: int) -> Memory:
     confidence = fields.number("confidence")
     if not 0.0 <= confidence <= 1.0:
         raise _FieldError("confidence must be within [0, 1]")
+    occurred_at = (
+        fields.timestamp("occurred_at") if "occurred_at" in data else fields.timestamp("created_at")
+    )
     memory = Memory(
         id=fields.identifier("id"),
         subject_id=fields.string("subject_id"),
@@ -463,12 +493,18 @@ def _parse_memory(data: dict[str, Any], *, dimensions: int) -> Memory:
         # happened when it was written.
         source_turn_seqs=fields.integers("source_turn_seqs") if "source_turn_seqs" in data else [],
         compiler=fields.string("compiler") if "compiler" in data else "",
-        occurred_at=fields.timestamp("occurred_at")
-        if "occurred_at" in data
-        else fields.timestamp("created_at"),
+        occurred_at=occurred_at,
+        # Optional: files written before memories carried valid time have none. Such a fact
+        # became true when it happened; where it was superseded, its end is derived from its
+        # successor (derive_validity).
+        valid_from=fields.timestamp("valid_from") if "valid_from" in data else occurred_at,
+        valid_to=fields.optional_timestamp("valid_to") if "valid_to" in data else None,
         project_id=fields.optional_uuid("project_id"),
         superseded_by_id=fields.optional_uuid("superseded_by"),
         superseded_at=fields.optional_timestamp("superseded_at"),
+        supersedes=fields.identifiers("supersedes") if "supersedes" in data else [],
+        supersede_reason=fields.string("supersede_reason") if "supersede_reason" in data else "",
+        conflicts_with=fields.identifiers("conflicts_with") if "conflicts_with" in data else [],
         recall_count=fields.integer("recall_count"),
         last_recalled_at=fields.optional_timestamp("last_recalled_at"),
         graduated_at=fields.optional_timestamp("graduated_at"),
@@ -480,6 +516,8 @@ def _parse_memory(data: dict[str, Any], *, dimensions: int) -> Memory:
         created_at=fields.timestamp("created_at"),
         updated_at=fields.timestamp("updated_at"),
     )
+    if memory.valid_to is not None and memory.valid_to < memory.valid_from:
+        raise _FieldError("valid_to must not be before valid_from")
     _clean(memory)
     return memory
 
@@ -620,7 +658,11 @@ def parse_export(
             dimensions = parsed.header.embedding_dimensions
             if kind == RecordType.MEMORY:
                 parsed.memories.append(
-                    ParsedMemory(number, _parse_memory(data, dimensions=dimensions))
+                    ParsedMemory(
+                        number,
+                        _parse_memory(data, dimensions=dimensions),
+                        legacy_validity="valid_to" not in data,
+                    )
                 )
             elif kind == RecordType.SESSION_TURN:
                 seq, turn = _parse_turn(data)
@@ -642,6 +684,7 @@ def parse_export(
             raise ExportFileInvalid(number, f"{label}: {exc}") from exc
     if parsed is None:
         raise ExportFileInvalid(max(number, 1), "the file holds no header")
+    _derive_validity(parsed.memories)
     for record_type in RECORD_TYPES:
         promised, found = parsed.header.counts[record_type], parsed.count(record_type)
         if promised != found:
@@ -651,3 +694,30 @@ def parse_export(
                 f"{found} (truncated or edited?)",
             )
     return parsed
+
+
+def _derive_validity(memories: list[ParsedMemory]) -> None:
+    """Valid time for records of files written before memories carried it: a superseded
+    memory's validity ends where its successor's begins (the successor in the file; else when
+    it was superseded), never before its own start, and a successor of such a file records
+    what it replaced, as migration 0027 did for the rows already stored."""
+    by_id = {parsed.memory.pk: parsed for parsed in memories}
+    for parsed in memories:
+        memory = parsed.memory
+        if not parsed.legacy_validity or memory.superseded_by_id is None:
+            continue
+        successor = by_id.get(memory.superseded_by_id)
+        if successor is not None:
+            end = successor.memory.valid_from
+        else:
+            end = memory.superseded_at or memory.valid_from
+        memory.valid_to = max(end, memory.valid_from)
+        if successor is not None and successor.legacy_validity:
+            following = successor.memory
+            if memory.pk not in following.supersedes:
+                following.supersedes = sorted([*following.supersedes, memory.pk], key=str)
+            following.supersede_reason = (
+                SupersedeReason.PARAPHRASE
+                if following.source == MemorySource.PROMOTED
+                else SupersedeReason.EXPLICIT
+            )

@@ -197,6 +197,13 @@ ProjectId = Annotated[
 ]
 Query = Annotated[str, Field(description="What you are looking for, in words (1-500 chars).")]
 Limit = Annotated[int | None, Field(description="How many results (server default if omitted).")]
+AsOf = Annotated[
+    str | None,
+    Field(
+        description="Optional ISO 8601 time (e.g. 2024-03-01T00:00:00Z): read the memories that "
+        "held then, superseded since or not. Omit for what holds now."
+    ),
+]
 SessionId = Annotated[
     str | None,
     Field(
@@ -231,6 +238,14 @@ def memory_remember(
             "one leaves recall but is kept."
         ),
     ] = None,
+    valid_from: Annotated[
+        str | None,
+        Field(
+            description='Optional ISO 8601 time the fact became true, if not now ("the user '
+            'moved to Lisbon in March"). A newer value of the same thing (employer, city, '
+            "diet, a setting) retires the older memory from that time on."
+        ),
+    ] = None,
     tier: Annotated[
         Literal["long_term", "session"],
         Field(
@@ -255,14 +270,22 @@ def memory_remember(
     Use it for something you learned about YOUR task, YOUR user or your environment that only
     you need to recall in a later session: a preference, a decision, a gotcha. It is private to
     you (your key's subject); no other agent can read it. If the fact is worth another agent
-    reading, use knowledge_create instead. To correct a memory, pass supersedes=<old id>.
+    reading, use knowledge_create instead. To correct a memory, pass supersedes=<old id>; a
+    new value of something you already remember (the user changed jobs, moved, went vegan)
+    replaces the older memory on its own, and where Engram cannot tell which holds it keeps
+    both and flags them (conflicts_with).
     Never store secrets or regulated PII: store a pointer to where the secret lives.
     A new memory is embedded in the background; it shows up in memory_recall once its
     embedding_status is "ready" (usually within seconds). Over your quota → quota_exceeded.
     With tier="session", appends one turn of your current session instead; memory_promote
     compiles those turns into long-term memories at the end of the session.
     """
-    long_term_only = {"tags": tags, "project_id": project_id, "supersedes": supersedes}
+    long_term_only = {
+        "tags": tags,
+        "project_id": project_id,
+        "supersedes": supersedes,
+        "valid_from": valid_from,
+    }
     session_only = {"session_id": session_id, "role": role, "ttl_seconds": ttl_seconds}
     other_tier = "long_term" if tier == "session" else "session"
     misplaced = long_term_only if tier == "session" else session_only
@@ -289,7 +312,12 @@ def memory_remember(
     return _call(
         ctx,
         lambda engram: engram.remember(
-            text, tags=tags, metadata=metadata, project_id=project_id, supersedes=supersedes
+            text,
+            tags=tags,
+            metadata=metadata,
+            project_id=project_id,
+            supersedes=supersedes,
+            valid_from=valid_from,
         ),
     )
 
@@ -302,20 +330,29 @@ def memory_recall(
     include_superseded: Annotated[
         bool, Field(description="Also return memories that were superseded.")
     ] = False,
+    as_of: AsOf = None,
 ) -> CallToolResult:
     """Search YOUR private long-term memories by meaning.
 
     Use it to prime yourself at the start of a task, or when you suspect you have learned
-    something relevant before. Returns {memory, score, similarity} hits, best first: global
-    memories plus, with project_id, that project's. score only orders them; similarity is the
-    cosine to the query, the value to judge relevance by. meta.fallback=true (score null) means
-    embeddings were unavailable and a text match answered instead. To search your memories AND
-    the shared knowledge base in one call, prefer recall_context.
+    something relevant before. Returns {memory, score, similarity, validity} hits, best first:
+    global memories plus, with project_id, that project's. score only orders them; similarity
+    is the cosine to the query, the value to judge relevance by. validity says whether a fact
+    still holds ("current"), was replaced by a newer one ("superseded") or is contradicted by
+    another memory Engram could not rank ("contested": check memory.conflicts_with). With
+    as_of, you get what held at that time ("where did the user live last spring?").
+    meta.fallback=true (score null) means embeddings were unavailable and a text match
+    answered instead. To search your memories AND the shared knowledge base in one call,
+    prefer recall_context.
     """
     return _call(
         ctx,
         lambda engram: engram.recall(
-            query, project_id=project_id, limit=limit, include_superseded=include_superseded
+            query,
+            project_id=project_id,
+            limit=limit,
+            include_superseded=include_superseded,
+            as_of=as_of,
         ),
     )
 
@@ -338,6 +375,7 @@ def memory_list(
     ] = False,
     limit: Annotated[int | None, Field(description="Page size (default 50).")] = None,
     offset: Annotated[int | None, Field(description="Rows to skip, for paging.")] = None,
+    as_of: AsOf = None,
     all_subjects: Annotated[
         bool,
         Field(
@@ -362,6 +400,7 @@ def memory_list(
             all_subjects=all_subjects,
             limit=limit,
             offset=offset,
+            as_of=as_of,
         ),
     )
 
@@ -434,20 +473,22 @@ def recall_context(
     project_id: ProjectId = None,
     limit: Limit = None,
     session_id: SessionId = None,
+    as_of: AsOf = None,
 ) -> CallToolResult:
     """One call at the START of a task: your memories and the shared knowledge, merged.
 
     Returns one ranked list (each item tagged source "memory" or "knowledge") plus each
     source's own envelope. With project_id: global + that project. Pass your session_id so
     articles you were already shown this session make room for new ones. Keep meta.recall_id:
-    when you have used some knowledge items, report them with recall_referenced.
+    when you have used some knowledge items, report them with recall_referenced. Memory items
+    carry validity (current | superseded | contested) and, with as_of, are what held then.
     meta.answer_confidence (answer | weak | none) says whether the knowledge items answer the
     query; do not invent a score threshold.
     """
     return _call(
         ctx,
         lambda engram: engram.recall_context(
-            query, project_id=project_id, limit=limit, session_id=session_id
+            query, project_id=project_id, limit=limit, session_id=session_id, as_of=as_of
         ),
     )
 

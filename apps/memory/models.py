@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q, Value
 from django.db.models.functions import Now
 from pgvector.django import VectorField
 
@@ -71,6 +71,17 @@ class MemorySource(models.TextChoices):
     PROMOTED = "promoted", "Promoted"
 
 
+class SupersedeReason(models.TextChoices):
+    """Why a memory replaced another (``Memory.supersede_reason`` of the replacing row)."""
+
+    #: The writer named the row it replaces (``supersedes`` on a write).
+    EXPLICIT = "explicit", "Explicit"
+    #: Promotion wrote a paraphrase of a promoted row.
+    PARAPHRASE = "paraphrase", "Paraphrase"
+    #: The change detector saw a new value for the same attribute: ``changed_value:<attribute>``.
+    CHANGED_VALUE = "changed_value", "Changed value"
+
+
 class Memory(TenantScopedModel):
     """A durable fact an agent recalls by meaning. Superseded, never edited in place."""
 
@@ -115,6 +126,20 @@ class Memory(TenantScopedModel):
     # When the thing happened or was said: given by the writer, else the write time; for a
     # promoted memory, the turn's time or the date the compiler resolved ("yesterday").
     occurred_at = models.DateTimeField(db_default=Now())
+    # Valid time, beside the transaction time (created_at): when the fact became true and when
+    # it stopped being true (NULL while it is). `valid_from` defaults to `occurred_at` (the
+    # writers set it; a BEFORE INSERT trigger fills it for any other insert, migration 0026).
+    # A supersede ends the old row's validity where the new one's begins; `valid_to` equal to
+    # `valid_from` is an empty interval: a correction, true at no time.
+    valid_from = models.DateTimeField()
+    valid_to = models.DateTimeField(null=True, blank=True)
+    # On the row that replaced others: the rows it replaced and why (SupersedeReason, and for a
+    # changed value the attribute: "changed_value:employer").
+    supersedes = ArrayField(models.UUIDField(), default=list, blank=True, db_default=Value([]))
+    supersede_reason = models.CharField(max_length=100, blank=True, default="", db_default="")
+    # Live memories of the same subject that state another value for the same thing, where the
+    # change detector would not decide which is current (services/changes.py). Symmetric.
+    conflicts_with = ArrayField(models.UUIDField(), default=list, blank=True, db_default=Value([]))
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     # Partition key inside the subject's scope (NULL = global), not an isolation boundary.
@@ -166,6 +191,11 @@ class Memory(TenantScopedModel):
                 name="memory_confidence_range",
             ),
             models.CheckConstraint(condition=~Q(text=""), name="memory_text_not_empty"),
+            # Added NOT VALID and validated apart (migration 0028), so no long lock.
+            models.CheckConstraint(
+                condition=Q(valid_to__isnull=True) | Q(valid_to__gte=F("valid_from")),
+                name="memory_validity_ordered",
+            ),
             # A promoted fact is stored once per subject: exact re-extractions dedupe here.
             models.UniqueConstraint(
                 fields=["tenant", "subject_id", "embedding_content_hash"],

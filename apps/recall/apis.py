@@ -17,10 +17,12 @@ from apps.core.api.fields import (
     ProjectIdField,
     QueryTextField,
     SessionIdField,
+    TimestampField,
 )
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.knowledge.selectors import validate_knowledge_query, validate_session_id
 from apps.knowledge.services import parse_article_ids
+from apps.memory.selectors import VALIDITIES
 from apps.recall.selectors import recall_context
 from apps.recall.services import parse_recall_id, recall_context_record, recall_referenced
 from apps.tenancy.api_base import ReadByMeaningApi, TenantApi, idempotent
@@ -38,6 +40,11 @@ class RecallInputSerializer(CheckedInputSerializer):
         check=validate_session_id,
         help_text="Optional opaque token (≤ 200 bytes UTF-8) for the knowledge half: articles "
         "already shown to this session are demoted.",
+    )
+    as_of = TimestampField(
+        required=False,
+        help_text="ISO 8601: the memory half recalls the memories that held at this time "
+        "(valid time); knowledge is searched as it is now.",
     )
 
 
@@ -67,6 +74,30 @@ class MergedRecallItemSerializer(serializers.Serializer[Any]):
         help_text="memory items: `pending` until the memory's embedding lands (found by its "
         "words only until then; selection_reason `keyword_pending`).",
     )
+    validity = serializers.ChoiceField(
+        choices=VALIDITIES,
+        required=False,
+        help_text="memory items: `current`, `superseded` (replaced by `superseded_by`) or "
+        "`contested` (`conflicts_with` states another value).",
+    )
+    valid_from = TimestampField(required=False, help_text="memory items: when it became true.")
+    valid_to = TimestampField(
+        required=False, allow_null=True, help_text="memory items: when it stopped being true."
+    )
+    superseded_by = serializers.UUIDField(
+        required=False, allow_null=True, help_text="memory items: the memory that replaced it."
+    )
+    supersedes = serializers.ListField(
+        child=serializers.UUIDField(), required=False, help_text="memory items: what it replaced."
+    )
+    supersede_reason = serializers.CharField(
+        required=False, help_text="memory items: why it replaced them (see MemoryOutput)."
+    )
+    conflicts_with = serializers.ListField(
+        child=serializers.UUIDField(),
+        required=False,
+        help_text="memory items: live memories stating another value, undecided.",
+    )
     title = serializers.CharField(required=False, help_text="knowledge items")
     snippet = serializers.CharField(required=False, help_text="knowledge items")
     category = serializers.CharField(required=False, help_text="knowledge items")
@@ -95,6 +126,7 @@ class MergedRecallMetaSerializer(serializers.Serializer[Any]):
     memory_count = serializers.IntegerField()
     knowledge_count = serializers.IntegerField()
     diversity = serializers.DictField(allow_null=True)
+    as_of = TimestampField(allow_null=True, help_text="The memory half's `as_of`, or null.")
 
 
 class MergedRecallOutputSerializer(serializers.Serializer[Any]):
@@ -128,6 +160,7 @@ class RecallApi(ReadByMeaningApi):
             project_id=args.get("project_id"),
             limit=args["limit"],
             session_id=args.get("session_id"),
+            as_of=args.get("as_of"),
         )
         recall_context_record(scope=self.scope, merged=merged)
         return Response(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +29,7 @@ from apps.knowledge.selectors import (
     validate_session_id,
 )
 from apps.knowledge.viewer import Viewer
-from apps.memory.selectors import RecallResult, memory_recall
+from apps.memory.selectors import RecallResult, memory_recall, timestamp_text
 from apps.tenancy.scope import RequestScope
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,15 @@ def _memory_item(hit: Any) -> dict[str, Any]:
         "selection_reason": reason,
         "embedding_status": hit.embedding_status,
         "tokens_estimate": estimate_tokens(memory.text),
+        # Whether the fact still holds, and what replaced or contests it: the ledger says
+        # why a memory is (or is not) the current value.
+        "validity": hit.validity,
+        "valid_from": timestamp_text(memory.valid_from),
+        "valid_to": None if memory.valid_to is None else timestamp_text(memory.valid_to),
+        "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
+        "supersedes": [str(pk) for pk in memory.supersedes],
+        "supersede_reason": memory.supersede_reason,
+        "conflicts_with": [str(pk) for pk in memory.conflicts_with],
     }
 
 
@@ -96,7 +106,11 @@ def _order_key(item: dict[str, Any]) -> tuple[float, int, str]:
 
 
 def _memory_half(
-    scope: RequestScope, query: str, project_id: uuid.UUID | None, limit: int
+    scope: RequestScope,
+    query: str,
+    project_id: uuid.UUID | None,
+    limit: int,
+    as_of: datetime | None,
 ) -> tuple[RecallResult | None, str | None]:
     try:
         result = memory_recall(
@@ -105,6 +119,7 @@ def _memory_half(
             query=query,
             project_id=project_id,
             limit=limit,
+            as_of=as_of,
         )
     except ApplicationError:
         raise
@@ -155,8 +170,12 @@ def recall_context(
     limit: int | None = None,
     session_id: object = None,
     diversity: DiversityOptions | None = None,
+    as_of: datetime | None = None,
 ) -> MergedRecall:
     """Memory ∪ knowledge for ``query``, merged and ledgered (see the module docstring).
+
+    ``as_of`` reads the memory half at that valid time (:func:`memory_recall`); knowledge
+    articles have no valid time and are searched as they are now.
 
     Validation happens before anything is embedded: ``invalid_query``, ``query_too_long``,
     ``invalid_session_id`` (non-string or over 200 bytes).
@@ -166,7 +185,7 @@ def recall_context(
     limit = max(1, min(int(limit or settings.RECALL_DEFAULT_LIMIT), settings.RECALL_MAX_LIMIT))
     recall_id = uuid.uuid4()
 
-    memory_result, memory_degraded = _memory_half(scope, text, project_id, limit)
+    memory_result, memory_degraded = _memory_half(scope, text, project_id, limit, as_of)
     knowledge_result, knowledge_degraded = _knowledge_half(
         scope, text, project_id, limit, session, recall_id, diversity
     )
@@ -207,6 +226,7 @@ def recall_context(
         "tokens_candidates": tokens_candidates,
         "tokens_saved_vs_candidates": tokens_candidates - tokens_selected,
         "diversity": knowledge_meta.get("diversity"),
+        "as_of": None if as_of is None else timestamp_text(as_of),
     }
     return MergedRecall(
         recall_id=recall_id,

@@ -2,6 +2,7 @@
 
 import time
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 from engram_client import (
@@ -78,6 +79,34 @@ def test_remember_supersedes_an_old_memory(engram):
 
     assert listed == [new.id]
     assert everything[old.id].superseded_by == new.id
+
+
+def test_valid_time_is_written_returned_and_read_back_as_of(engram, make_engram, tenant):
+    march = datetime(2024, 3, 1, tzinfo=UTC)
+    berlin = engram.remember("The user lives in Berlin.", occurred_at=march)
+    lisbon = engram.remember(
+        "The user lives in Lisbon.", valid_from="2024-06-01T00:00:00Z", supersedes=berlin.id
+    )
+    theirs = make_engram(tenant, agent_id="agent-b").remember(
+        "The user lives in Madrid.", valid_from=march
+    )
+    _embed(berlin, lisbon, theirs)
+    spring = datetime(2024, 4, 1)  # noqa: DTZ001 - naive on purpose: the client sends it as UTC
+
+    recalled = engram.recall("where does the user live?", as_of=spring)
+    listed = engram.list_memories(as_of=spring)
+    merged = engram.recall_context("where does the user live?", as_of="2024-04-01T00:00:00Z")
+    now = engram.recall("where does the user live?")
+
+    assert (berlin.valid_from, berlin.valid_to) == (march, None)
+    assert (lisbon.supersedes, lisbon.supersede_reason) == ([berlin.id], "explicit")
+    assert [(hit.memory.id, hit.validity) for hit in recalled.hits] == [(berlin.id, "superseded")]
+    assert recalled.hits[0].memory.valid_to == datetime(2024, 6, 1, tzinfo=UTC)
+    assert recalled.meta.as_of == datetime(2024, 4, 1, tzinfo=UTC)
+    assert [memory.id for memory in listed.data] == [berlin.id]
+    assert [item.id for item in merged.items if item.source == "memory"] == [berlin.id]
+    assert merged.items[0].validity == "superseded" or merged.items[0].source == "knowledge"
+    assert [(hit.memory.id, hit.validity) for hit in now.hits] == [(lisbon.id, "current")]
 
 
 def test_remember_many_writes_both_tiers_in_order(engram):

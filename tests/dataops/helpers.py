@@ -17,6 +17,7 @@ from apps.memory.models import Memory, PromotionJob, SessionMemory, SessionPromo
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,
+    memory_flag_conflict,
     memory_supersede,
     session_append_many,
 )
@@ -37,11 +38,16 @@ MEMORY_FIELDS = (
     "source_session_id",
     "compiler",
     "occurred_at",
+    "valid_from",
+    "valid_to",
     "tags",
     "metadata",
     "project_id",
     "superseded_by_id",
     "superseded_at",
+    "supersedes",
+    "supersede_reason",
+    "conflicts_with",
     "recall_count",
     "last_recalled_at",
     "graduated_at",
@@ -223,6 +229,8 @@ def build_corpus(tenant, project: Project) -> dict[str, Any]:
     hot = remember(
         tenant, "agent-a", "The user prefers tabs.", context="2023-05-08 · editor settings"
     )
+    # Not a real conflict: any two live rows of one subject carry conflicts_with for the test.
+    memory_flag_conflict(tenant=tenant, subject_id="agent-a", first=first, second=hot)
     Memory.objects.filter(pk=hot.pk).update(
         recall_count=4,
         last_recalled_at=now - timedelta(minutes=5),

@@ -150,6 +150,61 @@ def test_a_file_without_event_time_or_provenance_imports_as_written(tenant, corp
     assert all(t.occurred_at == t.created_at for t in turns)
 
 
+def test_a_file_without_valid_time_imports_with_it_derived(tenant, corpus, tmp_path):
+    path = tmp_path / "export.jsonl"
+    _export(tenant, path)
+    records = _lines(path)
+    for record in records:
+        for name in ("valid_from", "valid_to", "supersedes", "supersede_reason", "conflicts_with"):
+            record.pop(name, None)
+    _write(path, records)
+    wipe(tenant)
+
+    _import(tenant, path)
+
+    memories = {m.text: m for m in Memory.objects.filter(tenant=tenant)}
+    assert all(m.valid_from == m.occurred_at for m in memories.values())
+    assert all(m.conflicts_with == [] for m in memories.values())
+    old, new = memories["Deploys are on Fridays."], memories["Deploys are on Thursdays."]
+    # The old version ends where its successor began, never before its own start.
+    assert old.valid_to == max(new.valid_from, old.valid_from)
+    assert (new.supersedes, new.supersede_reason) == ([old.pk], "paraphrase")
+    assert [m.valid_to for m in memories.values() if m.superseded_by_id is None] == [None] * 4
+
+
+@pytest.mark.parametrize("field", ["supersedes", "conflicts_with"])
+def test_a_link_to_another_subjects_memory_is_refused(tenant, corpus, tmp_path, field):
+    path = tmp_path / "export.jsonl"
+    _export(tenant, path)
+    wipe(tenant)
+    records = _lines(path)
+    memories = [r for r in records if r["type"] == "memory"]
+    theirs = next(m for m in memories if m["subject_id"] == "agent-b")
+    mine = next(m for m in memories if m["subject_id"] == "agent-a")
+    mine[field] = [theirs["id"]]
+    _write(path, records)
+    counts = table_counts()
+
+    with pytest.raises(CommandError, match="belongs to another subject"):
+        _import(tenant, path)
+
+    assert table_counts() == counts
+
+
+def test_a_link_to_a_memory_nowhere_is_refused(tenant, corpus, tmp_path):
+    path = tmp_path / "export.jsonl"
+    _export(tenant, path)
+    wipe(tenant)
+    records = _lines(path)
+    next(r for r in records if r["type"] == "memory")["conflicts_with"] = [
+        "00000000-0000-4000-8000-000000000001"
+    ]
+    _write(path, records)
+
+    with pytest.raises(CommandError, match="is in neither the file nor the tenant"):
+        _import(tenant, path)
+
+
 def test_reimport_adds_nothing(tenant, corpus, tmp_path):
     path = tmp_path / "export.jsonl"
     _export(tenant, path)

@@ -293,3 +293,38 @@ def test_an_operator_without_a_tenant_configured_is_told_so(live_server):
     assert operator.fails("memory_list", all_subjects=True).startswith(
         "impersonation_tenant_required: "
     )
+
+
+def test_as_of_reads_what_held_then_through_every_recall_tool(mcp_agent, mcp_peer):
+    berlin = _remember(mcp_agent, "The user lives in Berlin.", valid_from="2024-03-01T00:00:00Z")
+    lisbon = mcp_agent.ok(
+        "memory_remember",
+        text="The user lives in Lisbon.",
+        valid_from="2024-06-01T00:00:00Z",
+        supersedes=berlin["id"],
+    )["data"]
+    theirs = mcp_peer.ok(
+        "memory_remember", text="The user lives in Madrid.", valid_from="2024-03-01T00:00:00Z"
+    )["data"]
+    memory_embed_pending(memory_ids=[berlin["id"], lisbon["id"], theirs["id"]])
+    spring = "2024-04-01T00:00:00Z"
+
+    recalled = mcp_agent.ok("memory_recall", query="where does the user live?", as_of=spring)
+    listed = mcp_agent.ok("memory_list", as_of=spring)
+    merged = mcp_agent.ok("recall_context", query="where does the user live?", as_of=spring)
+    now = mcp_agent.ok("memory_recall", query="where does the user live?")
+
+    assert [(h["memory"]["id"], h["validity"]) for h in recalled["data"]] == [
+        (berlin["id"], "superseded")
+    ]
+    assert recalled["meta"]["as_of"] == spring
+    assert [m["id"] for m in listed["data"]] == [berlin["id"]]
+    assert [i["id"] for i in merged["data"] if i["source"] == "memory"] == [berlin["id"]]
+    assert [(h["memory"]["id"], h["validity"]) for h in now["data"]] == [(lisbon["id"], "current")]
+    assert (lisbon["valid_from"], lisbon["supersedes"]) == ("2024-06-01T00:00:00Z", [berlin["id"]])
+
+
+def test_a_malformed_as_of_is_the_apis_validation_error(mcp_agent):
+    assert mcp_agent.fails("memory_recall", query="anything", as_of="last spring").startswith(
+        "validation_error: as_of: "
+    )

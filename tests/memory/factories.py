@@ -58,6 +58,7 @@ class MemoryFactory(DjangoModelFactory[Memory]):
     embedded_at = LazyAttribute(lambda o: None if o.embedding is None else timezone.now())
     source = MemorySource.EXPLICIT
     occurred_at = LazyFunction(timezone.now)
+    valid_from = LazyAttribute(lambda o: o.occurred_at)
 
 
 def memory_row(

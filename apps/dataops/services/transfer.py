@@ -151,30 +151,31 @@ def _check_memories(*, tenant: Tenant, export: ParsedExport) -> set[uuid.UUID]:
     existing = set(owners)
     known = set(file_ids)
     dangling = {
-        parsed.memory.superseded_by_id: parsed.line
+        target: parsed.line
         for parsed in export.memories
-        if parsed.memory.superseded_by_id and parsed.memory.superseded_by_id not in known
+        for _field, target in _links(parsed.memory)
+        if target not in known
     }
     subject_of = {parsed.memory.pk: parsed.memory.subject_id for parsed in export.memories}
     for chunk in _chunks(sorted(dangling, key=str)):
         subject_of.update(
             Memory.objects.filter(tenant=tenant, pk__in=chunk).values_list("pk", "subject_id")
         )
-    for target, line in dangling.items():
-        if target not in subject_of:
-            raise ExportFileInvalid(
-                line, f"superseded_by {target} is in neither the file nor the tenant"
-            )
-    # A version chain belongs to one subject: forget follows it, so a link across subjects
-    # would let one subject's forget reach another's rows.
     for row in export.memories:
-        link = row.memory.superseded_by_id
-        if link is not None and subject_of[link] != row.memory.subject_id:
-            raise ExportFileInvalid(
-                row.line,
-                f"superseded_by {link} belongs to another subject than memory "
-                f"{row.memory.pk}; a memory can only be superseded within its subject",
-            )
+        for name, target in _links(row.memory):
+            if target not in subject_of:
+                raise ExportFileInvalid(
+                    row.line, f"{name} {target} is in neither the file nor the tenant"
+                )
+            # A version chain belongs to one subject: forget follows it, so a link across
+            # subjects would let one subject's forget reach another's rows; a conflict or a
+            # replaced row of another subject would name what its subject may not see.
+            if subject_of[target] != row.memory.subject_id:
+                raise ExportFileInvalid(
+                    row.line,
+                    f"{name} {target} belongs to another subject than memory "
+                    f"{row.memory.pk}; a memory can only be linked within its subject",
+                )
     promoted = {
         (parsed.memory.subject_id, parsed.memory.embedding_content_hash): parsed
         for parsed in export.memories
@@ -195,6 +196,15 @@ def _check_memories(*, tenant: Tenant, export: ParsedExport) -> set[uuid.UUID]:
                         "the tenant already holds (promoted facts are stored once per subject)",
                     )
     return existing
+
+
+def _links(memory: Memory) -> list[tuple[str, uuid.UUID]]:
+    """The other memories a memory names: its successor, the rows it replaced, its conflicts."""
+    links = [("supersedes", pk) for pk in memory.supersedes]
+    links += [("conflicts_with", pk) for pk in memory.conflicts_with]
+    if memory.superseded_by_id is not None:
+        links.insert(0, ("superseded_by", memory.superseded_by_id))
+    return links
 
 
 def _article_id(snapshot: ArticleSnapshot) -> uuid.UUID:

@@ -35,9 +35,31 @@ class MemoryOutputSerializer(serializers.Serializer[Any]):
         help_text="When it happened or was said: as written, else the write time; for a promoted "
         "memory the turn's time or the date the compiler resolved from it."
     )
+    valid_from = TimestampField(
+        help_text="When the fact became true (valid time): as written, else `occurred_at`."
+    )
+    valid_to = TimestampField(
+        allow_null=True,
+        help_text="When it stopped being true: where the memory that superseded it begins; null "
+        "while it holds. Equal to `valid_from` for a corrected fact (true at no time).",
+    )
     confidence = serializers.FloatField()
     superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
     superseded_at = TimestampField(allow_null=True)
+    supersedes = serializers.ListField(
+        child=serializers.UUIDField(),
+        help_text="The memories this one replaced (empty when it replaced none).",
+    )
+    supersede_reason = serializers.CharField(
+        help_text="Why it replaced them: `explicit` (the writer named the memory), `paraphrase` "
+        "(promotion restated a promoted fact) or `changed_value:<attribute>` (a new value for "
+        "the same attribute, e.g. `changed_value:employer`); empty when it replaced none."
+    )
+    conflicts_with = serializers.ListField(
+        child=serializers.UUIDField(),
+        help_text="Live memories that state another value for the same thing where Engram would "
+        "not decide which holds (the two name each other). Ask, or supersede one.",
+    )
     recall_count = serializers.IntegerField()
     last_recalled_at = TimestampField(allow_null=True)
     embedding_status = serializers.SerializerMethodField()

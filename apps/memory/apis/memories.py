@@ -103,6 +103,12 @@ class MemoryWriteInputSerializer(InputSerializer):
     project_id = ProjectIdField()
     confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
     supersedes = serializers.UUIDField(required=False, allow_null=True)
+    valid_from = TimestampField(
+        required=False,
+        help_text="ISO 8601: when the fact became true, if not when it happened (`occurred_at`, "
+        "the default). Superseding ends the old memory's validity here; a correction that "
+        "was always true takes the old memory's `valid_from`.",
+    )
     # both tiers
     occurred_at = TimestampField(
         required=False,
@@ -194,6 +200,11 @@ class MemoryListFilterSerializer(InputSerializer):
         help_text="Only memories carrying every one of these tags (repeat the parameter).",
     )
     include_superseded = serializers.BooleanField(required=False, default=False)
+    as_of = TimestampField(
+        required=False,
+        help_text="ISO 8601: the memories that held at this time (valid time), superseded since "
+        "or not; `include_superseded` does not apply.",
+    )
     all_subjects = serializers.BooleanField(required=False, default=False)
     limit = LimitField(default=50, max_value=settings.MEMORY_LIST_MAX_LIMIT)
     offset = OffsetField()
@@ -208,6 +219,7 @@ def _long_term_draft(item: dict[str, Any]) -> MemoryDraft:
         project_id=item.get("project_id"),
         confidence=item.get("confidence", 1.0),
         occurred_at=item.get("occurred_at"),
+        valid_from=item.get("valid_from"),
     )
 
 

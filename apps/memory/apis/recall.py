@@ -15,6 +15,7 @@ from apps.core.api.fields import (
     LimitField,
     ProjectIdField,
     QueryTextField,
+    TimestampField,
 )
 from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.memory.apis.common import MemoryOutputSerializer
@@ -22,6 +23,7 @@ from apps.memory.selectors import (
     EMBEDDING_STATUSES,
     RECALL_MODES,
     RECALL_SELECTION_REASONS,
+    VALIDITIES,
     memory_recall,
     validate_recall_query,
 )
@@ -40,6 +42,11 @@ class MemoryRecallInputSerializer(CheckedInputSerializer):
     include_superseded = serializers.BooleanField(required=False, default=False)
     # Default: MEMORY_RECALL_DEFAULT_MODE (hybrid). docs/memory.md, "Recall modes".
     mode = serializers.ChoiceField(choices=RECALL_MODES, required=False)
+    as_of = TimestampField(
+        required=False,
+        help_text="ISO 8601: recall the memories that held at this time (valid time), "
+        "superseded since or not, ranked as usual. `include_superseded` does not apply.",
+    )
 
 
 SCORE_HELP = (
@@ -47,6 +54,14 @@ SCORE_HELP = (
     "a fused reciprocal rank normalised so 1.0 = first in both legs (a rank, not a "
     "relevance: do not threshold on it); in `semantic` the cosine similarity; in `keyword` "
     "the BM25 score; null on the fallback path."
+)
+VALIDITY_HELP = (
+    "Whether the memory still holds: `current`; `superseded` (a newer memory replaced it: "
+    "`memory.superseded_by`, and its fact ended at `memory.valid_to`; returned with "
+    "`include_superseded` or `as_of`); `contested` (another live memory states a different "
+    "value and Engram would not decide which holds: `memory.conflicts_with`). Without "
+    "`as_of`, what still holds is listed first, and of two contested memories the later fact "
+    "first (unless that would put a promoted memory above an explicit one)."
 )
 SIMILARITY_HELP = (
     "Cosine similarity of the memory's vector to the query's, in every mode that embedded the "
@@ -69,6 +84,10 @@ class RecallHitOutputSerializer(serializers.Serializer[dict[str, Any]]):
         choices=EMBEDDING_STATUSES,
         help_text="`pending` until the memory's embedding lands: only keyword recall can find "
         "it until then (read-your-writes).",
+    )
+    validity = serializers.ChoiceField(
+        choices=VALIDITIES,
+        help_text=VALIDITY_HELP,
     )
 
 
@@ -96,6 +115,7 @@ class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
         help_text="How many rows in scope were searched by their words only because their "
         "embedding is still pending (0 in semantic mode, which cannot rank them)."
     )
+    as_of = TimestampField(allow_null=True, help_text="The `as_of` the recall ran at, or null.")
 
 
 class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -140,6 +160,7 @@ class MemoryRecallApi(ReadByMeaningApi):
             limit=args["limit"],
             include_superseded=args["include_superseded"],
             mode=args.get("mode"),
+            as_of=args.get("as_of"),
         )
         memory_recall_record(result=result)
         memories = render_many(MemoryOutputSerializer, [hit.memory for hit in result.results])
@@ -150,6 +171,7 @@ class MemoryRecallApi(ReadByMeaningApi):
                 "similarity": None if hit.similarity is None else round(hit.similarity, 6),
                 "selection_reason": hit.selection_reason,
                 "embedding_status": hit.embedding_status,
+                "validity": hit.validity,
             }
             for memory, hit in zip(memories, result.results, strict=True)
         ]

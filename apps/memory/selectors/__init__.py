@@ -1,5 +1,6 @@
 """Reads on agent memory. Import from the submodules; this package re-exports the public API."""
 
+from apps.memory.selectors.changes import memory_change_candidates, memory_texts
 from apps.memory.selectors.listing import (
     memory_list,
     memory_list_all_subjects,
@@ -10,9 +11,12 @@ from apps.memory.selectors.recall import (
     EMBEDDING_STATUSES,
     RECALL_MODES,
     RECALL_SELECTION_REASONS,
+    VALIDITIES,
     RecallHit,
     RecallResult,
     memory_recall,
+    memory_validity,
+    timestamp_text,
     validate_recall_query,
 )
 from apps.memory.selectors.recall.hybrid import fuse
@@ -31,21 +35,26 @@ __all__ = [
     "EMBEDDING_STATUSES",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
+    "VALIDITIES",
     "Keywords",
     "RecallHit",
     "RecallResult",
     "SessionUsage",
     "fuse",
     "keyword_ranking",
+    "memory_change_candidates",
     "memory_list",
     "memory_list_all_subjects",
     "memory_live_count",
     "memory_provenance",
     "memory_recall",
     "memory_scope_admission",
+    "memory_texts",
+    "memory_validity",
     "recall_scope",
     "reset_scope_templates",
     "session_history",
     "session_scope_usage",
+    "timestamp_text",
     "validate_recall_query",
 ]

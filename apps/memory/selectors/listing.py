@@ -3,6 +3,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from apps.core.db.pagination import Page, paginate
 from apps.memory.models import Memory, SessionMemory
+from apps.memory.selectors.validity import in_time
 from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
 
@@ -25,6 +27,7 @@ def _filtered(
     source: str | None,
     include_superseded: bool,
     tags: Sequence[str] | None,
+    as_of: datetime | None,
 ) -> QuerySet[Memory]:
     if project_id is not None:
         queryset = queryset.filter(project_partition(project_id=project_id))
@@ -32,8 +35,7 @@ def _filtered(
         queryset = queryset.filter(source=source)
     if tags:
         queryset = queryset.filter(tags__contains=list(tags))
-    if not include_superseded:
-        queryset = queryset.filter(superseded_by__isnull=True)
+    queryset = queryset.filter(in_time(include_superseded=include_superseded, as_of=as_of))
     return queryset.defer(*LIST_DEFERRED_FIELDS).order_by("-created_at", "-id")
 
 
@@ -47,12 +49,14 @@ def memory_list(
     include_superseded: bool = False,
     limit: int = 50,
     offset: int = 0,
+    as_of: datetime | None = None,
 ) -> Page[Memory]:
     """The subject's long-term memories, newest first.
 
     Without ``project_id`` every partition is listed (a review of everything the subject
     holds); with it, global ∪ that project, as recall reads. ``tags``: only memories
-    carrying all of them.
+    carrying all of them. ``as_of``: the memories whose fact held then (superseded since or
+    not) instead of the live ones.
     """
     queryset = _filtered(
         Memory.objects.filter(tenant=tenant, subject_id=subject_id),
@@ -60,6 +64,7 @@ def memory_list(
         source=source,
         include_superseded=include_superseded,
         tags=tags,
+        as_of=as_of,
     )
     return paginate(queryset, limit=limit, offset=offset)
 
@@ -73,6 +78,7 @@ def memory_list_all_subjects(
     include_superseded: bool = False,
     limit: int = 50,
     offset: int = 0,
+    as_of: datetime | None = None,
 ) -> Page[Memory]:
     """Operator oversight: every subject's memories in one tenant."""
     queryset = _filtered(
@@ -81,6 +87,7 @@ def memory_list_all_subjects(
         source=source,
         include_superseded=include_superseded,
         tags=tags,
+        as_of=as_of,
     )
     return paginate(queryset, limit=limit, offset=offset)
 

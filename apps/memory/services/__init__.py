@@ -51,6 +51,7 @@ from apps.memory.services.sessions import (
     session_turn_delete,
 )
 from apps.memory.services.tombstones import tombstone_record
+from apps.memory.services.validity import memory_flag_conflict
 
 __all__ = [
     "RETRIES_EXHAUSTED",
@@ -69,6 +70,7 @@ __all__ = [
     "memory_embed_pending",
     "memory_erase",
     "memory_erasure_lock",
+    "memory_flag_conflict",
     "memory_forget",
     "memory_forget_any",
     "memory_graduate",

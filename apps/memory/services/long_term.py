@@ -20,7 +20,8 @@ from apps.memory.exceptions import (
     MemoryErrorCode,
     MemoryNotFound,
 )
-from apps.memory.models import Memory, MemorySource
+from apps.memory.models import Memory, MemorySource, SupersedeReason
+from apps.memory.services.changes import memory_detect_changes
 from apps.memory.services.derived_context import ThreadRef, refresh_threads, thread_key
 from apps.memory.services.rows import (
     MemoryDraft,
@@ -31,6 +32,7 @@ from apps.memory.services.rows import (
 )
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstone_record
+from apps.memory.services.validity import memory_drop_references, memory_retire
 from apps.projects.selectors import project_exists
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import idempotency_forget_responses
@@ -77,8 +79,10 @@ def memory_create_many(
         return []
     with write_transaction():
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        now = timezone.now()
         memories = [
-            memory_build(tenant=tenant, subject_id=subject_id, draft=draft) for draft in drafts
+            memory_build(tenant=tenant, subject_id=subject_id, draft=draft, now=now)
+            for draft in drafts
         ]
         admission = memory_admit(tenant=tenant, subject_id=subject_id, memories=memories)
         # An explicit write is the agent choosing to know a forgotten fact again.
@@ -124,6 +128,7 @@ def memory_supersede(
         # correct itself; the old version joins its history, which has a quota of its own.
         memory_admit_supersede(tenant=tenant, subject_id=subject_id)
         new = memory_build(tenant=tenant, subject_id=subject_id, draft=draft)
+        new.supersedes, new.supersede_reason = [old.pk], SupersedeReason.EXPLICIT
         same_place = (
             old.context_thread != ""
             and new.source == MemorySource.EXPLICIT
@@ -139,17 +144,18 @@ def memory_supersede(
             memories=[new],
             thread=not same_place,
             clear_tombstones=True,
+            detect_changes=False,
         )
-        # History quotes nobody: only live memories are anyone's neighbours.
-        Memory.objects.filter(pk=old.pk).update(
-            superseded_by=new, superseded_at=timezone.now(), derived_context=""
+        memory_retire(
+            tenant=tenant,
+            subject_id=subject_id,
+            old=old,
+            new=new,
+            reason=SupersedeReason.EXPLICIT,
+            now=timezone.now(),
         )
-        if old.context_thread and old.thread_seq is not None:
-            refresh_threads(
-                tenant=tenant,
-                subject_id=subject_id,
-                around={(old.project_id, old.context_thread): [old.thread_seq]},
-            )
+        # Other live memories may state the value this one replaces, too.
+        memory_detect_changes(tenant=tenant, subject_id=subject_id, memories=[new])
     return new
 
 
@@ -185,6 +191,9 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
     if root.context_thread and root.thread_seq is not None and root.superseded_by_id is None:
         around[(root.project_id, root.context_thread)] = [root.thread_seq]
     deleted, _ = scoped.filter(pk__in=doomed).delete()
+    # The rows that named a forgotten one (the version that replaced it, a conflicting fact)
+    # stop naming it.
+    memory_drop_references(tenant=tenant, subject_id=subject_id, ids=doomed)
     refresh_threads(tenant=tenant, subject_id=subject_id, around=around)
     tombstones = tombstone_record(tenant=tenant, subject_id=subject_id, content_hashes=hashes)
     # A kept response of the write that created (or superseded, or graduated) the fact would

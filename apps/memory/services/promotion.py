@@ -38,6 +38,7 @@ from apps.memory.models import (
     PromotionTrigger,
     SessionMemory,
     SessionPromotion,
+    SupersedeReason,
 )
 from apps.memory.promotion.compiler import (
     CompileFailed,
@@ -48,6 +49,7 @@ from apps.memory.promotion.compiler import (
     turn_window,
 )
 from apps.memory.promotion.types import Candidate, Turn
+from apps.memory.services.changes import memory_detect_changes
 from apps.memory.services.promotion_lease import (
     TENANT_HALTED,
     UNEXPECTED_ERROR,
@@ -62,6 +64,7 @@ from apps.memory.services.promotion_lease import (
 from apps.memory.services.rows import MemoryDraft, memory_admission, memory_build, memory_insert
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstoned
+from apps.memory.services.validity import RETIRE_FIELDS, memory_retire
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_texts, embedding_content_hash
 from apps.tenancy.models import Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
@@ -265,6 +268,9 @@ class PersistOutcome:
     forgotten: int = 0
     dropped_quota: int = 0
     cross_links_stripped: int = 0
+    #: Older memories a promoted one retired as changed, and pairs flagged as conflicting.
+    changed: int = 0
+    conflicts: int = 0
     memory_ids: list[str] = field(default_factory=list)
 
 
@@ -296,7 +302,7 @@ def _nearest_promoted(
         )
         .annotate(distance=CosineDistance("embedding", vector))
         .order_by("distance")
-        .only("pk")
+        .only(*RETIRE_FIELDS)
         .first()
     )
     if row is None:
@@ -431,17 +437,36 @@ def promotion_persist(
                 links=kept_links,
             )
             memory = memory_build(tenant=tenant, subject_id=subject_id, draft=draft)
-            memory_insert(tenant=tenant, subject_id=subject_id, memories=[memory])
+            if replaces is not None:
+                # A restatement of the same fact: the new wording stands for it over the
+                # whole time it has held, and the old one is valid at no time of its own.
+                memory.valid_from = min(memory.valid_from, replaces.valid_from)
+                memory.supersedes = [replaces.pk]
+                memory.supersede_reason = SupersedeReason.PARAPHRASE
+            memory_insert(
+                tenant=tenant, subject_id=subject_id, memories=[memory], detect_changes=False
+            )
             outcome.promoted += 1
             outcome.memory_ids.append(str(memory.pk))
             if replaces is not None:
-                Memory.objects.filter(pk=replaces.pk).update(
-                    superseded_by=memory, superseded_at=memory.embedded_at
+                memory_retire(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    old=replaces,
+                    new=memory,
+                    reason=SupersedeReason.PARAPHRASE,
+                    now=memory.embedded_at or timezone.now(),
                 )
                 outcome.superseded += 1
                 history_room -= 1
             else:
                 room -= 1
+            # A new value of something the subject held (a job, a city) retires or flags it;
+            # an explicit memory is never retired by a promoted one.
+            changes = memory_detect_changes(tenant=tenant, subject_id=subject_id, memories=[memory])
+            outcome.changed += len(changes.superseded)
+            outcome.conflicts += len(changes.flagged)
+            room += len(changes.superseded)  # each retired row left the live count
     _emit_outcome(tenant=tenant, outcome=outcome)
     return outcome
 

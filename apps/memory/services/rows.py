@@ -27,6 +27,7 @@ from apps.core.telemetry import emit
 from apps.memory.exceptions import HistoryQuotaExceeded, QuotaExceeded
 from apps.memory.models import Memory, MemorySource
 from apps.memory.selectors import memory_scope_admission
+from apps.memory.services.changes import memory_detect_changes
 from apps.memory.services.derived_context import thread_new_memories
 from apps.memory.services.embedding import memory_wake_embeddings
 from apps.memory.services.tombstones import tombstone_clear
@@ -57,6 +58,8 @@ class MemoryDraft:
     context: str = ""
     #: When the thing happened or was said; the time of the write when not given.
     occurred_at: datetime | None = None
+    #: When the fact became true; ``occurred_at`` when not given.
+    valid_from: datetime | None = None
     #: Promotion embeds before it writes (to find near-duplicates); other writers leave the
     #: row pending and the embedding drain fills it.
     embedding: Sequence[float] | None = None
@@ -65,9 +68,14 @@ class MemoryDraft:
     compiler: str = ""
 
 
-def memory_build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memory:
-    """The row ``draft`` describes, owned by ``(tenant, subject_id)``; not saved."""
-    now = timezone.now()
+def memory_build(
+    *, tenant: Tenant, subject_id: str, draft: MemoryDraft, now: datetime | None = None
+) -> Memory:
+    """The row ``draft`` describes, owned by ``(tenant, subject_id)``; not saved. ``now``: the
+    time of the write (one per batch, so what a batch states without a time happened at one
+    time: the change detector orders nothing within it)."""
+    now = now or timezone.now()
+    occurred_at = draft.occurred_at or now
     memory = Memory(
         tenant=tenant,
         subject_id=subject_id,
@@ -82,7 +90,8 @@ def memory_build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memo
         tags=list(draft.tags),
         metadata=dict(draft.metadata),
         project_id=draft.project_id,
-        occurred_at=draft.occurred_at or now,
+        occurred_at=occurred_at,
+        valid_from=draft.valid_from or occurred_at,
     )
     if draft.embedding is not None:
         memory.embedding = np.asarray(draft.embedding, dtype=np.float32)
@@ -154,12 +163,15 @@ def memory_insert(
     memories: Sequence[Memory],
     thread: bool = True,
     clear_tombstones: bool = False,
+    detect_changes: bool = True,
 ) -> None:
     """Insert admitted rows of one subject (helper: inside the caller's transaction, scope lock
     held). ``thread``: give each its place in its session and its neighbours' text
     (``derived_context``); a caller that placed a row itself passes False. ``clear_tombstones``:
-    the agent wrote a forgotten text again on purpose. Rows without a vector wake the tenant's
-    embedding drain after commit."""
+    the agent wrote a forgotten text again on purpose. ``detect_changes``: compare the rows with
+    the subject's live memories and retire or flag what changed (``services/changes.py``); a
+    caller that links the rows itself first passes False and runs it after. Rows without a
+    vector wake the tenant's embedding drain after commit."""
     neighbours = (
         thread_new_memories(tenant=tenant, subject_id=subject_id, memories=memories)
         if thread
@@ -173,6 +185,8 @@ def memory_insert(
             subject_id=subject_id,
             content_hashes=[memory.embedding_content_hash for memory in memories],
         )
+    if detect_changes:
+        memory_detect_changes(tenant=tenant, subject_id=subject_id, memories=memories)
     if any(memory.embedding is None for memory in memories):
         _wake_embedding_after_commit(tenant.pk)
 

@@ -15,6 +15,14 @@ MEMORY_DERIVED_CONTEXT_ENABLED = env.bool("ENGRAM_MEMORY_DERIVED_CONTEXT", defau
 MEMORY_DERIVED_CONTEXT_NEIGHBOURS = env.int("ENGRAM_MEMORY_DERIVED_CONTEXT_NEIGHBOURS", default=2)
 MEMORY_DERIVED_CONTEXT_NEIGHBOUR_MAX_CHARS = 400
 MEMORY_DERIVED_CONTEXT_MAX_CHARS = 2_000
+# Facts that change (apps/memory/services/changes.py): a write that states a new value for an
+# attribute a live memory holds (employer, city, diet, a setting) retires the older memory or
+# flags both; the detector reads at most this many of the subject's memories per claim.
+MEMORY_CHANGE_DETECTION_ENABLED = env.bool("ENGRAM_MEMORY_CHANGE_DETECTION", default=True)
+MEMORY_CHANGE_CANDIDATES = 200
+# An older memory is retired only when the changed statement is at least this share of what it
+# says; a memory that says more than that is flagged instead (both kept, `conflicts_with`).
+MEMORY_CHANGE_MIN_CLAIM_SHARE = 0.5
 MEMORY_WRITE_RATE_LIMIT = env.int("ENGRAM_MEMORY_WRITE_RATE_LIMIT", default=600)
 MEMORY_WRITE_RATE_WINDOW_SECONDS = env.int("ENGRAM_MEMORY_WRITE_RATE_WINDOW_SECONDS", default=60)
 MEMORY_LIST_MAX_LIMIT = 200

@@ -264,8 +264,10 @@ def _turn_memory(
     resolved = resolve_relative_dates(joined, turn.occurred_at)
     text = attribute(resolved.text, speaker=speaker, other=other)
     text = re.sub(r"!+", ".", re.sub(r"\s+", " ", text)).strip()
-    if speaker not in text:
-        text = f"{speaker}: {text}"  # an answer without a subject ("Researching agencies.")
+    if speaker not in sentences(text)[0]:
+        # An answer without a subject ("Researching agencies.", "No, no pets right now."):
+        # whose it is must stand in the memory, before what follows names anyone.
+        text = f"{speaker}: {text}"
     if turn.occurred_at is not None:
         text = f"{text} (said on {day_text(turn.occurred_at.astimezone(UTC).date())})"
     confidence = CONVERSATION_FACT - (

@@ -17,6 +17,7 @@ from apps.memory.promotion.heuristic.levels import (
     SUPERSEDE_JACCARD,
 )
 from apps.memory.promotion.heuristic.patterns import _NEGATED_VALUE
+from apps.memory.promotion.heuristic.profile import profile_candidates
 from apps.memory.promotion.heuristic.safety import is_injection
 from apps.memory.promotion.heuristic.scoring import _Statement, _turn_statements
 from apps.memory.promotion.heuristic.similarity import _jaccard, _stem, _tokens
@@ -86,8 +87,11 @@ def extract_candidates(turns: Sequence[Turn]) -> list[Candidate]:
     }
     if len(injected) >= ADVERSARIAL_TURNS:
         return []
+    profile = profile_candidates(turns, names=names, injected=injected)
     if names is not None:
-        return conversation_candidates(turns, names=names, injected=injected)
+        return _with_profile(
+            conversation_candidates(turns, names=names, injected=injected), profile
+        )
     statements: list[_Statement] = []
     answered_question = False
     for index, turn in enumerate(turns):
@@ -99,10 +103,24 @@ def extract_candidates(turns: Sequence[Turn]) -> list[Candidate]:
             )
         if turn.role == "assistant":
             answered_question = turn.content.rstrip().endswith("?")
-    return [
-        _candidate(statement, turns[statement.position[0]])
-        for statement in _deduplicated(_superseded(statements))
-    ]
+    return _with_profile(
+        [
+            _candidate(statement, turns[statement.position[0]])
+            for statement in _deduplicated(_superseded(statements))
+        ],
+        profile,
+    )
+
+
+def _with_profile(candidates: list[Candidate], profile: list[Candidate]) -> list[Candidate]:
+    """The sentence rules' candidates, then each profile fact none of them (nor an earlier
+    profile fact) already says."""
+    kept = list(candidates)
+    for fact in profile:
+        tokens = _tokens(fact.text)
+        if all(_jaccard(tokens, _tokens(other.text)) < NEAR_DUPLICATE_JACCARD for other in kept):
+            kept.append(fact)
+    return kept
 
 
 def _candidate(statement: _Statement, turn: Turn) -> Candidate:

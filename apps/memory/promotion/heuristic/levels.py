@@ -22,6 +22,7 @@ UNIVERSAL = 0.7  # third-person statement quantified over the project ("all our 
 ACKNOWLEDGED = 0.65  # assistant "Understood: …" restating what the user said
 QUALIFIED = 0.65  # third-person statement with a scope marker ("the lab standard")
 CONVERSATION_FACT = 0.7  # something a named speaker said in passing (event, plan, relation …)
+PROFILE = 0.75  # who the speaker is or what changed: a job, a home, a diet, pets (profile.py)
 HEDGE_PENALTY = 0.3
 PRONOUN_PENALTY = 0.15
 RECORD_BONUS = 0.05

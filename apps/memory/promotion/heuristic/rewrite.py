@@ -13,7 +13,7 @@ from apps.memory.promotion.heuristic.levels import _rx, _words
 
 # --- Third-person rewrite ----------------------------------------------------------------
 _ADVERBS = (
-    "really|always|never|usually|generally|also|only|mostly|just|still|both|definitely|"
+    "no longer|really|always|never|usually|generally|also|only|mostly|just|still|both|definitely|"
     "strongly|actually|normally|typically|mainly|often|sometimes|rarely|already|even|"
     "totally|absolutely|honestly|basically|currently|now|personally|all|maybe|probably|perhaps|"
     "possibly"
@@ -21,6 +21,16 @@ _ADVERBS = (
 _UNCHANGED_VERBS = _words(
     "can can't cannot could couldn't will won't would wouldn't should shouldn't must "
     "mustn't may might shall"
+)
+#: Irregular past forms that are not also present forms ("read", "put", "quit" are both, and
+#: keep the present rewrite): "I got married" stays "got", not "gots".
+_IRREGULAR_PAST = _words(
+    "was were went got had saw made took came gave found thought told felt left kept began "
+    "ran bought brought caught taught sold sent spent built lost met paid said sat stood "
+    "understood won wrote drove ate fell flew grew knew rode rose sang swam threw wore woke "
+    "became chose forgot hid led lent lit meant slept spoke stuck struck swore tore wept did "
+    "heard held drew dug fought fed forgave hung laid overcame rang sank shook shot slid spun "
+    "stole stung swung broke"
 )
 _IRREGULAR = {
     "am": "is",
@@ -70,7 +80,7 @@ def _conjugate(verb: str) -> str:
     lower = verb.lower()
     if lower in _IRREGULAR:
         return _IRREGULAR[lower]
-    past = lower.endswith("ed") and not lower.endswith("eed")
+    past = (lower.endswith("ed") and not lower.endswith("eed")) or lower in _IRREGULAR_PAST
     if lower in _UNCHANGED_VERBS or past or lower.endswith(("'t", "’t")) or not lower.isalpha():
         return verb
     if lower.endswith(("ss", "sh", "ch", "x", "z", "o")):

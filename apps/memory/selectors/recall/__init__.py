@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import uuid
 from concurrent.futures import Future
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import OperationalError
@@ -41,8 +42,11 @@ from apps.memory.selectors.recall.results import (
     MODE_SEMANTIC,
     RECALL_MODES,
     RECALL_SELECTION_REASONS,
+    VALIDITIES,
     RecallHit,
     RecallResult,
+    memory_validity,
+    prefer_current,
 )
 from apps.memory.selectors.recall.semantic import semantic_recall
 from apps.providers.embeddings import EmbeddingsUnavailable
@@ -59,12 +63,20 @@ __all__ = [
     "EMBEDDING_STATUSES",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
+    "VALIDITIES",
     "RecallHit",
     "RecallResult",
     "memory_recall",
+    "memory_validity",
+    "timestamp_text",
     "validate_recall_mode",
     "validate_recall_query",
 ]
+
+
+def timestamp_text(value: datetime) -> str:
+    """A timestamp as the API renders one: ISO 8601 in UTC, ``Z``."""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def validate_recall_query(query: object) -> str:
@@ -92,8 +104,15 @@ def memory_recall(
     include_superseded: bool = False,
     query_embedding: list[float] | None = None,
     mode: str | None = None,
+    as_of: datetime | None = None,
 ) -> RecallResult:
     """The subject's top-``limit`` memories for ``query`` (spec envelope ``{results, meta}``).
+
+    ``as_of``: the memories whose fact held at that time (valid time: ``valid_from`` ≤ as_of <
+    ``valid_to``), superseded since or not, ranked as usual; the filter is part of the guarded
+    scope every statement runs, so the top-``limit`` is taken among them. Without it, the live
+    memories (every version with ``include_superseded``), what still holds first
+    (:func:`~apps.memory.selectors.recall.results.prefer_current`).
 
     ``mode`` is ``semantic`` | ``keyword`` | ``hybrid`` (default ``MEMORY_RECALL_DEFAULT_MODE``).
     ``query_embedding`` lets a caller that already embedded the query reuse it; otherwise the
@@ -113,6 +132,7 @@ def memory_recall(
         project_id=project_id,
         limit=limit,
         mode=mode,
+        as_of=as_of,
     )
     vector: Future[list[float]] | None = None
     result: RecallResult | None = None
@@ -141,6 +161,7 @@ def memory_recall(
                     project_id=project_id,
                     limit=limit,
                     include_superseded=include_superseded,
+                    as_of=as_of,
                 )
             elif mode == MODE_KEYWORD:
                 result = keyword_recall(
@@ -150,6 +171,7 @@ def memory_recall(
                     project_id=project_id,
                     limit=limit,
                     include_superseded=include_superseded,
+                    as_of=as_of,
                 )
             else:
                 assert vector is not None  # noqa: S101 - every mode but keyword has one
@@ -161,6 +183,7 @@ def memory_recall(
                     project_id=project_id,
                     limit=limit,
                     include_superseded=include_superseded,
+                    as_of=as_of,
                 )
         result.meta["mode"] = mode
     except EmbeddingsUnavailable as exc:
@@ -170,5 +193,7 @@ def memory_recall(
         result = degrade(
             reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
         )
+    result.results = prefer_current(result.results)
     result.meta["degraded_reason"] = heavy_read_bypass_reason()
+    result.meta["as_of"] = None if as_of is None else timestamp_text(as_of)
     return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Case, IntegerField, Q, Value, When
@@ -28,6 +29,7 @@ from apps.memory.selectors.recall.results import (
     RecallResult,
 )
 from apps.memory.selectors.recall.scope import compile_scope
+from apps.memory.selectors.validity import in_time
 from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
 
@@ -44,13 +46,16 @@ def _terms(query: str) -> list[str]:
     return seen[:FALLBACK_MAX_TERMS] or [query.strip().lower()]
 
 
-def _fallback_scope(*, tenant: Tenant, subject_id: str, project_id: uuid.UUID | None) -> Any:
-    """The subject's live rows, embedded or not, on the OLTP repo, through the scope guard."""
+def _fallback_scope(
+    *, tenant: Tenant, subject_id: str, project_id: uuid.UUID | None, as_of: datetime | None
+) -> Any:
+    """The subject's live rows (or those valid at ``as_of``), embedded or not, on the OLTP
+    repo, through the scope guard."""
     queryset = Memory.objects.using(PRIMARY).filter(
         project_partition(project_id=project_id),
+        in_time(include_superseded=False, as_of=as_of),
         tenant_id=tenant.pk,
         subject_id=subject_id,
-        superseded_by_id__isnull=True,
     )
     return require_scope(queryset, tenant_id=tenant.pk, subject_id=subject_id)
 
@@ -64,11 +69,14 @@ def fallback_recall(
     limit: int,
     reason: str,
     mode: str,
+    as_of: datetime | None = None,
 ) -> RecallResult:
     """No vectors (or no heavy-read capacity): keyword ranking in the same scope, on the OLTP
     repo (spec "Graceful degradation"), topped up with a recent-first substring match for
     what word matching misses (``catalog`` in ``catalogue``, a query of stop words only)."""
-    scoped = _fallback_scope(tenant=tenant, subject_id=subject_id, project_id=project_id)
+    scoped = _fallback_scope(
+        tenant=tenant, subject_id=subject_id, project_id=project_id, as_of=as_of
+    )
     scope = compile_scope(scoped)
     keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
     keyword = [row[0] for row in keyword_ranking(scope, keywords, limit)] if scope else []

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -107,6 +108,7 @@ def hybrid_recall(
     project_id: uuid.UUID | None,
     limit: int,
     include_superseded: bool,
+    as_of: datetime | None = None,
 ) -> RecallResult:
     """Both legs over one guarded scope, with the query's vector possibly still being
     embedded. Waiting for the vector can raise ``EmbeddingsUnavailable``."""
@@ -117,6 +119,7 @@ def hybrid_recall(
         subject_id=subject_id,
         project_id=project_id,
         include_superseded=include_superseded,
+        as_of=as_of,
     )
     keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
     # The keyword leg needs no vector: it runs while the query is being embedded. Then the
@@ -132,6 +135,7 @@ def hybrid_recall(
         project_id=project_id,
         limit=fetch,
         include_superseded=include_superseded,
+        as_of=as_of,
     )
     for key in ("ann_iterative_scan", "ann_iterative_scan_reason"):
         if key in leg.meta:

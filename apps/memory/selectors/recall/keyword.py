@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -187,7 +188,12 @@ class KeywordScopes:
 
 
 def keyword_scopes(
-    *, tenant: Tenant, subject_id: str, project_id: uuid.UUID | None, include_superseded: bool
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    project_id: uuid.UUID | None,
+    include_superseded: bool,
+    as_of: datetime | None = None,
 ) -> KeywordScopes:
     any_row, embedded, pending = (
         recall_scope(
@@ -196,6 +202,7 @@ def keyword_scopes(
             project_id=project_id,
             include_superseded=include_superseded,
             rows=rows,
+            as_of=as_of,
         )
         for rows in (ROWS_ANY, ROWS_EMBEDDED, ROWS_PENDING)
     )
@@ -210,6 +217,7 @@ def keyword_recall(
     project_id: uuid.UUID | None,
     limit: int,
     include_superseded: bool,
+    as_of: datetime | None = None,
 ) -> RecallResult:
     """``keyword`` mode: the subject's top-``limit`` rows by BM25, embedded or not."""
     started = time.perf_counter()
@@ -218,6 +226,7 @@ def keyword_recall(
         subject_id=subject_id,
         project_id=project_id,
         include_superseded=include_superseded,
+        as_of=as_of,
     )
     keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
     pending = count_rows(scopes.pending)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from apps.memory.models import Memory
+from apps.memory.models import Memory, MemorySource
 
 #: Fallback reason when the heavy-read repo fails (statement timeout, replica down).
 HEAVY_READ_UNAVAILABLE = "heavy_read_unavailable"
@@ -33,6 +33,13 @@ RECALL_SELECTION_REASONS = (
     REASON_ILIKE_FALLBACK,
     REASON_KEYWORD_PENDING,
 )
+#: Whether a hit still holds: nothing replaced it; a newer memory did (``superseded_by``,
+#: ``valid_to``); or another live memory states a different value and Engram would not decide
+#: which holds (``conflicts_with``).
+VALIDITY_CURRENT = "current"
+VALIDITY_SUPERSEDED = "superseded"
+VALIDITY_CONTESTED = "contested"
+VALIDITIES = (VALIDITY_CURRENT, VALIDITY_SUPERSEDED, VALIDITY_CONTESTED)
 EMBEDDING_READY = "ready"
 EMBEDDING_PENDING = "pending"
 EMBEDDING_STATUSES = (EMBEDDING_READY, EMBEDDING_PENDING)
@@ -52,6 +59,60 @@ class RecallHit:
         """``pending`` while the memory has no vector yet (only its words can find it)."""
         # `embedded_at` is set in the same UPDATE as the vector; recall never loads the vector.
         return EMBEDDING_READY if self.memory.embedded_at is not None else EMBEDDING_PENDING
+
+    @property
+    def validity(self) -> str:
+        """``superseded``, ``contested`` or ``current`` (see :data:`VALIDITIES`)."""
+        return memory_validity(self.memory)
+
+
+def memory_validity(memory: Memory) -> str:
+    """Whether ``memory`` still holds: ``superseded``, ``contested`` or ``current``."""
+    if memory.superseded_by_id is not None:
+        return VALIDITY_SUPERSEDED
+    return VALIDITY_CONTESTED if memory.conflicts_with else VALIDITY_CURRENT
+
+
+def _newer(first: Memory, second: Memory) -> bool:
+    """Whether ``second`` is the later value of a conflict with ``first``: it became true
+    later, and it does not put a promoted memory before an explicit one (an agent's own
+    statement is never outranked by what promotion inferred)."""
+    if second.valid_from <= first.valid_from:
+        return False
+    return not (first.source == MemorySource.EXPLICIT and second.source == MemorySource.PROMOTED)
+
+
+def prefer_current(results: list[RecallHit]) -> list[RecallHit]:
+    """The ranking with what still holds first: a superseded hit (``include_superseded``)
+    follows every hit that was not replaced, and of two hits in conflict the one that became
+    true later comes first (:func:`_newer`). Otherwise the ranking's order is kept, so equal
+    times and an explicit memory contradicted by a promoted one stay as ranked.
+
+    The time filter of ``as_of`` is in the scope itself (``scope.in_time``); this only orders
+    what the ranking returned."""
+    ordered = [hit for hit in results if hit.memory.superseded_by_id is None]
+    ordered += [hit for hit in results if hit.memory.superseded_by_id is not None]
+    # Each move puts a strictly later fact before an earlier one, so this settles; the bound
+    # only makes that visible.
+    for _ in range(len(ordered) ** 2):
+        moved = False
+        for index, hit in enumerate(ordered):
+            later = next(
+                (
+                    position
+                    for position in range(index + 1, len(ordered))
+                    if ordered[position].memory.pk in hit.memory.conflicts_with
+                    and _newer(hit.memory, ordered[position].memory)
+                ),
+                None,
+            )
+            if later is not None:
+                ordered.insert(index, ordered.pop(later))
+                moved = True
+                break
+        if not moved:
+            break
+    return ordered
 
 
 @dataclass

@@ -19,6 +19,7 @@ import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet
@@ -31,6 +32,7 @@ from apps.core.repos import ScopeViolation, heavy_read_memories
 from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
+from apps.memory.selectors.validity import in_time
 from apps.projects.scoping import project_partition
 
 # Placeholder values for the once-per-shape compile. They only need to be told apart from
@@ -39,7 +41,8 @@ from apps.projects.scoping import project_partition
 _TENANT_PLACEHOLDER = uuid.UUID("00000000-0000-4000-8000-00000000a001")
 _SUBJECT_PLACEHOLDER = "\x1frecall-scope-subject\x1f"
 _PROJECT_PLACEHOLDER = uuid.UUID("00000000-0000-4000-8000-00000000a003")
-TENANT, SUBJECT, PROJECT = "tenant", "subject", "project"
+_AS_OF_PLACEHOLDER = datetime(1901, 2, 3, 4, 5, 6, 789012, tzinfo=UTC)
+TENANT, SUBJECT, PROJECT, AS_OF = "tenant", "subject", "project", "as_of"
 
 #: Which of the subject's rows a scope covers. The vector leg can only rank embedded rows; the
 #: keyword leg ranks every row, so a memory is findable by its words the moment its write
@@ -99,13 +102,14 @@ def scoped_memories(
     project_id: uuid.UUID | None,
     include_superseded: bool,
     rows: str = ROWS_EMBEDDED,
+    as_of: datetime | None = None,
 ) -> Any:
     """The subject's ``rows`` (embedded, any, or pending; live only, unless
-    ``include_superseded``) in the project partition, through the heavy-read guard."""
-    live = Q() if include_superseded else Q(superseded_by_id__isnull=True)
+    ``include_superseded``; valid at ``as_of`` when given) in the project partition, through
+    the heavy-read guard."""
     queryset = Memory.objects.filter(
         project_partition(project_id=project_id),
-        live,
+        in_time(include_superseded=include_superseded, as_of=as_of),
         _ROWS_FILTERS[rows],
         tenant_id=tenant_id,
         subject_id=subject_id,
@@ -114,24 +118,32 @@ def scoped_memories(
 
 
 @functools.cache
-def _template(*, with_project: bool, include_superseded: bool, rows: str) -> _ScopeTemplate:
+def _template(
+    *, with_project: bool, include_superseded: bool, rows: str, with_as_of: bool = False
+) -> _ScopeTemplate:
     queryset = scoped_memories(
         tenant_id=_TENANT_PLACEHOLDER,
         subject_id=_SUBJECT_PLACEHOLDER,
         project_id=_PROJECT_PLACEHOLDER if with_project else None,
         include_superseded=include_superseded,
         rows=rows,
+        as_of=_AS_OF_PLACEHOLDER if with_as_of else None,
     )
     scope = compile_scope(queryset)
     if scope is None:  # pragma: no cover - the scope filters cannot prove emptiness
         raise ScopeViolation("recall's scope compiled to an empty clause")
-    placeholders = {
+    placeholders: dict[Any, str] = {
         _TENANT_PLACEHOLDER: TENANT,
         _SUBJECT_PLACEHOLDER: SUBJECT,
         _PROJECT_PLACEHOLDER: PROJECT,
+        _AS_OF_PLACEHOLDER: AS_OF,
     }
     slots = tuple(placeholders.get(param) for param in scope.params)
-    expected = {TENANT, SUBJECT} | ({PROJECT} if with_project else set())
+    expected = (
+        {TENANT, SUBJECT}
+        | ({PROJECT} if with_project else set())
+        | ({AS_OF} if with_as_of else set())
+    )
     if set(slots) - {None} != expected:
         # Every caller value must land somewhere, or a recall would run another scope's clause.
         raise ScopeViolation(f"recall's compiled scope binds {sorted(filter(None, slots))}")
@@ -145,13 +157,19 @@ def recall_scope(
     project_id: uuid.UUID | None,
     include_superseded: bool,
     rows: str = ROWS_EMBEDDED,
+    as_of: datetime | None = None,
 ) -> CompiledScope:
     """The compiled, guarded scope for one recall: the shape's template with the caller's
-    tenant, subject and project bound where the template's placeholders were."""
+    tenant, subject, project and ``as_of`` bound where the template's placeholders were. The
+    time filter is part of the WHERE every statement runs, so a ranking's top-k is taken among
+    the rows valid then, never cut first and filtered after."""
     template = _template(
-        with_project=project_id is not None, include_superseded=include_superseded, rows=rows
+        with_project=project_id is not None,
+        include_superseded=include_superseded and as_of is None,
+        rows=rows,
+        with_as_of=as_of is not None,
     )
-    values = {TENANT: tenant_id, SUBJECT: subject_id, PROJECT: project_id}
+    values = {TENANT: tenant_id, SUBJECT: subject_id, PROJECT: project_id, AS_OF: as_of}
     params = tuple(
         constant if slot is None else values[slot]
         for slot, constant in zip(template.slots, template.scope.params, strict=True)

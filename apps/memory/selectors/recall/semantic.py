@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -183,18 +184,21 @@ def _vector_ranking(
     limit: int,
     include_superseded: bool,
     rows: bool,
+    as_of: datetime | None = None,
 ) -> VectorRanking:
     scope = recall_scope(
         tenant_id=tenant.pk,
         subject_id=subject_id,
         project_id=project_id,
         include_superseded=include_superseded,
+        as_of=as_of,
     )
     # Packed once per recall and shared by every statement (this sits on the hot path).
     query_vector = VectorParam(vector)
     meta: dict[str, Any] = {}
     strategy = STRATEGY_EXACT
-    if include_superseded:
+    if include_superseded or as_of is not None:
+        # Past versions are not in the partial HNSW index (live rows only): rank exactly.
         ranked = _exact(scope, query_vector, limit, rows=rows)
     else:
         meta["ann_iterative_scan"] = OFF
@@ -224,6 +228,7 @@ def semantic_ranking(
     project_id: uuid.UUID | None,
     limit: int,
     include_superseded: bool,
+    as_of: datetime | None = None,
 ) -> VectorRanking:
     """The vector leg of ``hybrid``: the nearest ``limit`` ids and distances, no rows (only
     the fused winners' rows are read, by :func:`apps.memory.selectors.recall.scope.fetch_rows`)."""
@@ -235,6 +240,7 @@ def semantic_ranking(
         limit=limit,
         include_superseded=include_superseded,
         rows=False,
+        as_of=as_of,
     )
 
 
@@ -246,6 +252,7 @@ def semantic_recall(
     project_id: uuid.UUID | None,
     limit: int,
     include_superseded: bool,
+    as_of: datetime | None = None,
 ) -> RecallResult:
     """The subject's ``limit`` nearest memories to ``vector`` (``mode=semantic``)."""
     started = time.perf_counter()
@@ -257,6 +264,7 @@ def semantic_recall(
         limit=limit,
         include_superseded=include_superseded,
         rows=True,
+        as_of=as_of,
     )
     results = [
         RecallHit(memory=memory, score=1.0 - distance, similarity=1.0 - distance)

@@ -179,6 +179,16 @@ def _segment(value: object) -> str:
     return quote(str(value), safe="")
 
 
+#: A time the server reads: a datetime (naive means UTC) or an ISO 8601 string.
+When = datetime | str
+
+
+def _when(value: When | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).isoformat()
+
+
 def _body(**fields: Any) -> dict[str, Any]:
     return {
         name: (str(value) if isinstance(value, uuid.UUID) else value)
@@ -207,9 +217,13 @@ class NewMemory(BaseModel):
     metadata: dict[str, Any] | None = None
     project_id: str | None = None
     confidence: float | None = None
+    #: When it happened or was said (default: the time of the write).
+    occurred_at: datetime | None = None
+    #: When the fact became true (default: ``occurred_at``).
+    valid_from: datetime | None = None
 
     def item(self) -> dict[str, Any]:
-        return {"tier": "long_term", **self.model_dump(exclude_none=True)}
+        return {"tier": "long_term", **self.model_dump(mode="json", exclude_none=True)}
 
 
 class NewTurn(BaseModel):
@@ -260,6 +274,8 @@ def remember(
     project_id: str | uuid.UUID | None,
     confidence: float | None,
     supersedes: str | uuid.UUID | None,
+    occurred_at: When | None = None,
+    valid_from: When | None = None,
 ) -> Call[Memory]:
     body = _body(
         text=text,
@@ -269,6 +285,8 @@ def remember(
         project_id=project_id,
         confidence=confidence,
         supersedes=supersedes,
+        occurred_at=_when(occurred_at),
+        valid_from=_when(valid_from),
     )
     return _write("POST", "/api/v1/memory", _data(Memory), body)
 
@@ -342,6 +360,7 @@ def recall(
     project_id: str | uuid.UUID | None,
     include_superseded: bool,
     mode: str | None,
+    as_of: When | None = None,
 ) -> Call[MemoryRecall]:
     body = _body(
         query=query,
@@ -349,6 +368,7 @@ def recall(
         project_id=project_id,
         include_superseded=include_superseded,
         mode=mode,
+        as_of=_when(as_of),
     )
     return Call("POST", "/api/v1/memory/recall", _whole(MemoryRecall), json=body)
 
@@ -362,6 +382,7 @@ def list_memories(
     tags: Sequence[str] | None,
     include_superseded: bool,
     all_subjects: bool,
+    as_of: When | None = None,
 ) -> Call[MemoryPage]:
     params = {
         "limit": limit,
@@ -371,6 +392,7 @@ def list_memories(
         "tags": None if not tags else list(tags),
         "include_superseded": include_superseded,
         "all_subjects": all_subjects or None,
+        "as_of": _when(as_of),
     }
     return Call("GET", "/api/v1/memory", _whole(MemoryPage), params=params)
 
@@ -396,8 +418,15 @@ def recall_context(
     limit: int | None,
     project_id: str | uuid.UUID | None,
     session_id: str | None,
+    as_of: When | None = None,
 ) -> Call[MergedRecall]:
-    body = _body(query=query, limit=limit, project_id=project_id, session_id=session_id)
+    body = _body(
+        query=query,
+        limit=limit,
+        project_id=project_id,
+        session_id=session_id,
+        as_of=_when(as_of),
+    )
     return Call("POST", "/api/v1/recall", _whole(MergedRecall), json=body)
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 
 from engram_client import _core
-from engram_client._core import ClientOptions, NewMemory, NewTurn
+from engram_client._core import ClientOptions, NewMemory, NewTurn, When
 from engram_client._loops import LoopClients
 from engram_client.errors import NotFoundError
 from engram_client.models import (
@@ -171,10 +171,14 @@ class AsyncEngram:
         project_id: str | uuid.UUID | None = None,
         confidence: float | None = None,
         supersedes: str | uuid.UUID | None = None,
+        occurred_at: When | None = None,
+        valid_from: When | None = None,
     ) -> Memory:
         """Write one long-term memory (embedded in the background; keyword-findable at once).
 
-        ``supersedes`` names one of your live memories this one replaces.
+        ``supersedes`` names one of your live memories this one replaces. ``occurred_at``: when
+        it happened (default: now); ``valid_from``: when the fact became true (default:
+        ``occurred_at``); a datetime (naive means UTC) or an ISO 8601 string.
         """
         return await self._send(
             _core.remember(
@@ -185,6 +189,8 @@ class AsyncEngram:
                 project_id=project_id,
                 confidence=confidence,
                 supersedes=supersedes,
+                occurred_at=occurred_at,
+                valid_from=valid_from,
             )
         )
 
@@ -202,8 +208,13 @@ class AsyncEngram:
         project_id: str | uuid.UUID | None = None,
         include_superseded: bool = False,
         mode: Literal["semantic", "keyword", "hybrid"] | None = None,
+        as_of: When | None = None,
     ) -> MemoryRecall:
-        """Your memories for ``query``, best first (``.hits``: each ``.memory`` and ``.score``)."""
+        """Your memories for ``query``, best first (``.hits``: each ``.memory`` and ``.score``).
+
+        ``as_of``: the memories that held at that time (valid time), superseded since or not.
+        Each hit says whether it still holds (``.validity``).
+        """
         return await self._send(
             _core.recall(
                 query,
@@ -211,6 +222,7 @@ class AsyncEngram:
                 project_id=project_id,
                 include_superseded=include_superseded,
                 mode=mode,
+                as_of=as_of,
             )
         )
 
@@ -224,11 +236,12 @@ class AsyncEngram:
         tags: Sequence[str] | None = None,
         include_superseded: bool = False,
         all_subjects: bool = False,
+        as_of: When | None = None,
     ) -> MemoryPage:
         """One page of your memories, newest first (server default 50 a page; at most 200).
 
         ``tags`` keeps memories carrying all of them; ``all_subjects`` lists every subject
-        of the tenant, for a superadmin key.
+        of the tenant, for a superadmin key; ``as_of`` lists those that held at that time.
         """
         return await self._send(
             _core.list_memories(
@@ -239,6 +252,7 @@ class AsyncEngram:
                 tags=tags,
                 include_superseded=include_superseded,
                 all_subjects=all_subjects,
+                as_of=as_of,
             )
         )
 
@@ -251,6 +265,7 @@ class AsyncEngram:
         include_superseded: bool = False,
         all_subjects: bool = False,
         page_size: int = _core.MEMORY_PAGE_MAX,
+        as_of: When | None = None,
     ) -> AsyncIterator[Memory]:
         """Every memory ``list_memories`` would page through, fetched page by page."""
         offset = 0
@@ -263,6 +278,7 @@ class AsyncEngram:
                 tags=tags,
                 include_superseded=include_superseded,
                 all_subjects=all_subjects,
+                as_of=as_of,
             )
             for item in page.data:
                 yield item
@@ -354,10 +370,15 @@ class AsyncEngram:
         limit: int | None = None,
         project_id: str | uuid.UUID | None = None,
         session_id: str | None = None,
+        as_of: When | None = None,
     ) -> MergedRecall:
-        """Memory ∪ knowledge for ``query`` in one ranked list; keep ``meta.recall_id``."""
+        """Memory ∪ knowledge for ``query`` in one ranked list; keep ``meta.recall_id``.
+
+        ``as_of`` recalls the memories that held at that time (knowledge as it is now)."""
         return await self._send(
-            _core.recall_context(query, limit=limit, project_id=project_id, session_id=session_id)
+            _core.recall_context(
+                query, limit=limit, project_id=project_id, session_id=session_id, as_of=as_of
+            )
         )
 
     async def referenced(

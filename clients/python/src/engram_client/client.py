@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 
 from engram_client import _core
-from engram_client._core import ClientOptions, NewMemory, NewTurn
+from engram_client._core import ClientOptions, NewMemory, NewTurn, When
 from engram_client.errors import NotFoundError
 from engram_client.models import (
     ArticleProposal,
@@ -154,10 +154,14 @@ class Engram:
         project_id: str | uuid.UUID | None = None,
         confidence: float | None = None,
         supersedes: str | uuid.UUID | None = None,
+        occurred_at: When | None = None,
+        valid_from: When | None = None,
     ) -> Memory:
         """Write one long-term memory (embedded in the background; keyword-findable at once).
 
-        ``supersedes`` names one of your live memories this one replaces.
+        ``supersedes`` names one of your live memories this one replaces. ``occurred_at``: when
+        it happened (default: now); ``valid_from``: when the fact became true (default:
+        ``occurred_at``); a datetime (naive means UTC) or an ISO 8601 string.
         """
         return self._send(
             _core.remember(
@@ -168,6 +172,8 @@ class Engram:
                 project_id=project_id,
                 confidence=confidence,
                 supersedes=supersedes,
+                occurred_at=occurred_at,
+                valid_from=valid_from,
             )
         )
 
@@ -185,8 +191,13 @@ class Engram:
         project_id: str | uuid.UUID | None = None,
         include_superseded: bool = False,
         mode: Literal["semantic", "keyword", "hybrid"] | None = None,
+        as_of: When | None = None,
     ) -> MemoryRecall:
-        """Your memories for ``query``, best first (``.hits``: each ``.memory`` and ``.score``)."""
+        """Your memories for ``query``, best first (``.hits``: each ``.memory`` and ``.score``).
+
+        ``as_of``: the memories that held at that time (valid time), superseded since or not.
+        Each hit says whether it still holds (``.validity``).
+        """
         return self._send(
             _core.recall(
                 query,
@@ -194,6 +205,7 @@ class Engram:
                 project_id=project_id,
                 include_superseded=include_superseded,
                 mode=mode,
+                as_of=as_of,
             )
         )
 
@@ -207,11 +219,12 @@ class Engram:
         tags: Sequence[str] | None = None,
         include_superseded: bool = False,
         all_subjects: bool = False,
+        as_of: When | None = None,
     ) -> MemoryPage:
         """One page of your memories, newest first (server default 50 a page; at most 200).
 
         ``tags`` keeps memories carrying all of them; ``all_subjects`` lists every subject
-        of the tenant, for a superadmin key.
+        of the tenant, for a superadmin key; ``as_of`` lists those that held at that time.
         """
         return self._send(
             _core.list_memories(
@@ -222,6 +235,7 @@ class Engram:
                 tags=tags,
                 include_superseded=include_superseded,
                 all_subjects=all_subjects,
+                as_of=as_of,
             )
         )
 
@@ -234,6 +248,7 @@ class Engram:
         include_superseded: bool = False,
         all_subjects: bool = False,
         page_size: int = _core.MEMORY_PAGE_MAX,
+        as_of: When | None = None,
     ) -> Iterator[Memory]:
         """Every memory ``list_memories`` would page through, fetched page by page."""
         offset = 0
@@ -246,6 +261,7 @@ class Engram:
                 tags=tags,
                 include_superseded=include_superseded,
                 all_subjects=all_subjects,
+                as_of=as_of,
             )
             yield from page.data
             offset += len(page.data)
@@ -333,10 +349,15 @@ class Engram:
         limit: int | None = None,
         project_id: str | uuid.UUID | None = None,
         session_id: str | None = None,
+        as_of: When | None = None,
     ) -> MergedRecall:
-        """Memory ∪ knowledge for ``query`` in one ranked list; keep ``meta.recall_id``."""
+        """Memory ∪ knowledge for ``query`` in one ranked list; keep ``meta.recall_id``.
+
+        ``as_of`` recalls the memories that held at that time (knowledge as it is now)."""
         return self._send(
-            _core.recall_context(query, limit=limit, project_id=project_id, session_id=session_id)
+            _core.recall_context(
+                query, limit=limit, project_id=project_id, session_id=session_id, as_of=as_of
+            )
         )
 
     def referenced(

@@ -35,8 +35,16 @@ class Memory(EngramModel):
     source: str
     source_session_id: str
     confidence: float
+    #: Valid time: when the fact became true, and when it stopped (null while it holds).
+    valid_from: datetime
+    valid_to: datetime | None
     superseded_by: UUID | None
     superseded_at: datetime | None
+    #: The memories this one replaced, and why (explicit, paraphrase, changed_value:<attr>).
+    supersedes: list[UUID]
+    supersede_reason: str
+    #: Live memories stating another value for the same thing, undecided.
+    conflicts_with: list[UUID]
     recall_count: int
     last_recalled_at: datetime | None
     embedding_status: str
@@ -104,6 +112,9 @@ class RecallHit(EngramModel):
     selection_reason: str
     #: ``pending`` until the memory's embedding lands (only keyword recall finds it until then).
     embedding_status: Literal["ready", "pending"]
+    #: Whether it still holds: ``current``, ``superseded`` (a newer memory replaced it) or
+    #: ``contested`` (another live memory states a different value: ``conflicts_with``).
+    validity: Literal["current", "superseded", "contested"]
 
 
 class MemoryRecallMeta(EngramModel):
@@ -120,6 +131,8 @@ class MemoryRecallMeta(EngramModel):
     degraded_reason: str | None
     #: Rows in scope searched by their words only, their embedding still pending.
     pending_searched: int
+    #: The valid time the recall ran at (null: now).
+    as_of: datetime | None
 
 
 class MemoryRecall(EngramModel):
@@ -170,6 +183,14 @@ class MergedRecallItem(EngramModel):
     tokens_estimate: int
     text: str | None = None
     embedding_status: Literal["ready", "pending"] | None = None
+    #: Memory items: whether it still holds, its valid time and what replaced or contests it.
+    validity: Literal["current", "superseded", "contested"] | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: UUID | None = None
+    supersedes: list[UUID] | None = None
+    supersede_reason: str | None = None
+    conflicts_with: list[UUID] | None = None
     title: str | None = None
     snippet: str | None = None
     category: str | None = None
@@ -198,6 +219,8 @@ class MergedRecallMeta(EngramModel):
     memory_count: int
     knowledge_count: int
     diversity: dict[str, Any] | None
+    #: The memory half's valid time (null: now).
+    as_of: datetime | None
 
 
 class MergedRecall(EngramModel):

@@ -1,0 +1,23 @@
+"""Facts that change: what a memory says about an attribute of someone, and whether a newer
+memory states another value for it (the offline change detector, ``services/changes.py``).
+
+Pure and deterministic: text in, claims out. A *claim* is one sentence's statement of an
+attribute of an entity ("Andrew has no pets" → entity ``andrew``, attribute ``pets``, value
+``0``). Two claims about the same entity and attribute either agree or state different values;
+only the second is a change. The rules keep precision before recall: a sentence that hedges,
+plans, asks or reports someone else's words makes no claim, and an attribute the rules do not
+know makes none either, so an unchanged fact is never retired by a paraphrase of itself.
+
+* :mod:`.text` — sentences, the speaker of a conversation memory, the subject of a sentence;
+* :mod:`.patterns` — the attribute rules (employment, residence, diet, relationship, pets,
+  health, activities, test results, tools and settings, decisions, "no longer");
+* :mod:`.claims` — :func:`extract_claims`: a memory's text → its claims;
+* :mod:`.compare` — :func:`conflict`: whether two claims state different values.
+"""
+
+from __future__ import annotations
+
+from apps.memory.changes.claims import Claim, extract_claims
+from apps.memory.changes.compare import conflict, search_words
+
+__all__ = ["Claim", "conflict", "extract_claims", "search_words"]

@@ -1,0 +1,122 @@
+"""A memory's claims: each clause's findings, attributed to the clause's subject."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from apps.memory.changes.patterns import findings, owned_counts, unsettled, value_text, words
+from apps.memory.changes.text import WRITER, clauses, memory_sentences, speaker_and_body
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One statement of an attribute of an entity, as a memory makes it."""
+
+    entity: str
+    attribute: str
+    value: str
+    #: Topical attributes (activity, result, decision): the topic's content words.
+    topic: frozenset[str] = field(default_factory=frozenset)
+    #: The value the statement says it replaced ("switched from Poetry to uv": "poetry").
+    replaced: str = ""
+    #: The head noun of a topical claim ("a design internship": "internship").
+    head: str = ""
+    #: Which sentence of the memory makes it (see :func:`claim_share`).
+    sentence: int = 0
+
+    @property
+    def family(self) -> str:
+        """The attribute without its qualifier: ``pets``, ``health``, ``tool``, …"""
+        return self.attribute.split(":", 1)[0]
+
+
+#: "my favourite colour is blue", "Andrew's manager is Rita", "our default branch is main".
+_KEY_VALUE = re.compile(
+    r"^(?P<owner>the user's|the team's|my|our|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
+    r"(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?:is|are)\s+(?:now\s+|currently\s+|still\s+)?"
+    r"(?P<value>[^,;.!?()]{1,60})$",
+)
+#: Keys whose value is one thing at a time: a new value replaces the old one.
+_SINGLE_VALUED_KEYS = re.compile(
+    r"^(?:favou?rite [a-z ]+|birthday|age|email|e-mail|phone(?: number)?|address|home address|"
+    r"time ?zone|manager|boss|job title|title|salary|budget|deadline|default branch|port|"
+    r"version|editor|ide|shell|operating system|os|main language|primary language|"
+    r"database|stack|department|rent|car|commute|school|major|gym|doctor|therapist|"
+    r"hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
+    r"username|handle|pronouns|employer|company|city|country)$"
+)
+#: "my team is like a second family", "our deploy day is great": a judgement, not a value.
+_EVALUATIVE = re.compile(
+    r"^(?:like|so|such|very|really|pretty|quite|too|the best|the worst|a (?:great|big|huge)|"
+    r"great|awesome|amazing|important|special|fun|cool|nice|good|bad|hard|tough|easy|"
+    r"different|the same|always|never|still|not)\b"
+)
+_CHANGED = re.compile(r"\b(?:is now|are now|changed|switched|no longer)\b", re.I)
+
+
+def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
+    match = _KEY_VALUE.match(sentence.strip().rstrip(".!"))
+    if match is None or unsettled(sentence):
+        return []
+    key = match.group("key").strip().lower()
+    if not (_SINGLE_VALUED_KEYS.match(key) or _CHANGED.search(sentence)):
+        return []
+    owner = match.group("owner").lower()
+    entity = {"the user's": "user", "the team's": "team", "our": "team"}.get(owner)
+    if owner == "my":
+        entity = speaker or WRITER
+    elif match.group("name"):
+        entity = match.group("name").lower()
+    value = value_text(match.group("value")).lower()
+    if entity is None or not value or _EVALUATIVE.match(value):
+        return []
+    return [Claim(entity=entity, attribute=f"key:{key}", value=value, sentence=number)]
+
+
+def extract_claims(text: str) -> list[Claim]:
+    """Every claim ``text`` makes (see the package docstring), in sentence order."""
+    speaker, _body = speaker_and_body(text)
+    found: list[Claim] = []
+    subjects: dict[int, str] = {}
+    for clause in clauses(text):
+        subjects.setdefault(clause.sentence, clause.entity)
+        for finding in findings(clause.predicate):
+            found.append(
+                Claim(
+                    entity=clause.entity,
+                    attribute=finding.attribute,
+                    value=finding.value,
+                    topic=finding.topic,
+                    replaced=finding.replaced,
+                    head=finding.head,
+                    sentence=clause.sentence,
+                )
+            )
+    for number, sentence in enumerate(memory_sentences(text)):
+        if unsettled(sentence):
+            continue
+        for owner, finding in owned_counts(
+            sentence, subject=subjects.get(number), speaker=speaker or WRITER
+        ):
+            claim = Claim(
+                entity=owner, attribute=finding.attribute, value=finding.value, sentence=number
+            )
+            if claim not in found:
+                found.append(claim)
+        found.extend(_key_values(sentence, speaker, number))
+    return found
+
+
+def informative_sentences(text: str) -> int:
+    """How many sentences of ``text`` say something (three content words or more)."""
+    return sum(1 for sentence in memory_sentences(text) if len(words(sentence)) >= 3)
+
+
+def claim_share(text: str, claims: list[Claim]) -> float:
+    """The share of the memory's informative sentences that make one of ``claims``: 1.0 for
+    a memory that states only that, less for one that says other things too."""
+    total = informative_sentences(text)
+    if total == 0:
+        return 1.0
+    return min(1.0, len({claim.sentence for claim in claims}) / total)

@@ -1,0 +1,132 @@
+"""Whether two claims are about the same thing, and whether they state different values."""
+
+from __future__ import annotations
+
+from apps.memory.changes.claims import Claim
+from apps.memory.changes.patterns import words
+
+#: Diets that exclude each other; the rest (gluten-free, keto, …) may hold beside another.
+_EXCLUSIVE_DIETS = frozenset(
+    {"vegetarian", "vegan", "pescatarian", "omnivore", "carnivore", "flexitarian"}
+)
+#: How much of the smaller topic two topical claims must share to be about the same thing.
+TOPIC_OVERLAP = 0.75
+
+
+def _same_value(left: str, right: str) -> bool:
+    """Equal, or one names the other with more detail ("google" / "google in london")."""
+    if left == right:
+        return True
+    left_words, right_words = words(left), words(right)
+    if not left_words or not right_words:
+        return False
+    return left_words <= right_words or right_words <= left_words
+
+
+def _same_topic(old: Claim, new: Claim) -> bool:
+    """Most of the smaller topic's words shared, or (an application) the same head noun: "an
+    interview for a design internship", "accepted for a fashion internship"."""
+    if not old.topic or not new.topic:
+        return False
+    if old.head and old.head == new.head:
+        return True
+    shared = old.topic & new.topic
+    smaller = min(len(old.topic), len(new.topic))
+    return bool(shared) and len(shared) / smaller >= TOPIC_OVERLAP
+
+
+def _pets(old: Claim, new: Claim) -> bool | None:
+    old_species, new_species = old.attribute[5:], new.attribute[5:]
+    if old_species != new_species:
+        # "no pets" against a count of any species: related only through the zero.
+        if "pet" not in (old_species, new_species):
+            return None
+        if "0" not in (old.value, new.value):
+            return None
+    values = {old.value, new.value}
+    if "0" in values:
+        return len(values) > 1
+    if new.value == "+":
+        return old.value.isdigit()  # one more than a count; "has a dog" stays true
+    if old.value.isdigit() and new.value.isdigit():
+        return old.value != new.value
+    return False  # "some" against a count or "+": nothing says it changed
+
+
+def _diet(old: Claim, new: Claim) -> bool:
+    if old.value == new.value:
+        return False
+    negated = {
+        value.removeprefix("not ") for value in (old.value, new.value) if value.startswith("not ")
+    }
+    if negated:
+        return bool(negated & {old.value, new.value})
+    return old.value in _EXCLUSIVE_DIETS and new.value in _EXCLUSIVE_DIETS
+
+
+def _employment(old: Claim, new: Claim) -> bool:
+    if "none" in (old.value, new.value):
+        return old.value != new.value
+    if "employed" in (old.value, new.value):
+        return False  # a job without a name agrees with any named one
+    return not _same_value(old.value, new.value)
+
+
+def conflict(old: Claim, new: Claim) -> bool | None:
+    """``None`` when the two claims are not about the same attribute of the same entity;
+    otherwise whether they state different values (``True``: a change or a contradiction)."""
+    if old.entity != new.entity or old.family != new.family:
+        return None
+    family = old.family
+    if family == "pets":
+        return _pets(old, new)
+    if family == "health":
+        parts = {old.attribute, new.attribute}
+        if len(parts) > 1 and "health:*" not in parts:
+            return None
+        return old.value != new.value
+    if family in ("activity", "result", "decision"):
+        if not _same_topic(old, new):
+            return None
+        return old.value != new.value
+    if family == "tool":
+        if new.replaced and _same_value(new.replaced, old.value):
+            return not _same_value(old.value, new.value)
+        if old.attribute != new.attribute or old.attribute == "tool:*":
+            return None
+        return not _same_value(old.value, new.value)
+    if old.attribute != new.attribute:
+        return None
+    if family == "diet":
+        return _diet(old, new)
+    if family in ("employer", "role"):
+        return _employment(old, new)
+    return not _same_value(old.value, new.value)
+
+
+#: Words that find the memories a claim of each family could be about (keyword search).
+_FAMILY_WORDS = {
+    "employer": "job jobs work works working worked employer employed company position role "
+    "promoted hired quit laid fired retired unemployed career",
+    "role": "job work works working position role promoted title career",
+    "residence": "live lives living lived moved move relocated based settled",
+    "diet": "vegetarian vegan pescatarian keto paleo diet meat eat eats",
+    "relationship": "married engaged divorced single dating girlfriend boyfriend wedding "
+    "husband wife partner broke knot",
+    "pets": "pet pets dog dogs puppy puppies pup pups doggies cat cats kitten turtle turtles "
+    "fish bird rabbit hamster horse",
+    "health": "injury injured hurt sprained broke recovered recovering healed pain rehab",
+    "result": "test exam interview audition failed passed",
+    "decision": "decided decision agreed chose",
+    "activity": "stopped quit started joined",
+    "tool": "uses using switched migrated",
+    "key": "",
+}
+
+
+def search_words(claim: Claim) -> str:
+    """Words a memory about the same attribute likely holds (for a keyword search)."""
+    extra = [claim.value, claim.replaced, " ".join(sorted(claim.topic))]
+    if claim.family in ("pets", "health", "tool", "key"):
+        extra.append(claim.attribute.split(":", 1)[-1])
+    return " ".join([_FAMILY_WORDS[claim.family], *extra]).strip()

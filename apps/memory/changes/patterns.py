@@ -1,0 +1,720 @@
+# length: one rule per attribute, each a few regexes and the values it reads; split, the rules
+# that share the value helpers and word lists would be scattered.
+"""The attribute rules: what a clause's predicate says about its subject.
+
+Each rule reads the words after the subject ("works as a nurse at St Mary's", "has two
+turtles", "no longer plays tennis") and returns ``(attribute, value, topic)`` findings:
+
+* ``employer`` / ``role`` — where and as what someone works; ``none`` when a job ended;
+* ``residence`` — the place someone lives (a capitalised place: a city, a country);
+* ``diet`` — vegetarian, vegan, …, ``omnivore``, or ``not <diet>``;
+* ``relationship`` — married, engaged, dating, single, divorced;
+* ``pets:<species>`` — ``0``, ``some``, ``+`` (one more than before) or a count;
+* ``health:<part>`` — injured, recovering, recovered (``*``: the part is not named);
+* ``activity`` — ``active`` or ``stopped``, with the activity's words as its topic;
+* ``result`` — passed or failed a test, or where an application stands (applied,
+  interviewed, accepted, rejected), with its words as the topic;
+* ``tool:<topic>`` — what is used for something, and ``from`` what it replaced;
+* ``decision`` — ``yes`` / ``no`` to a course of action (its words as the topic).
+
+A clause that hedges, plans or wishes ("may have found a job", "plans to move") states no
+current value, so no rule reads it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from apps.memory.changes.text import word_set
+
+_I = re.IGNORECASE
+
+
+#: A finding: the attribute, its value and, for topical attributes, the topic's words.
+@dataclass(frozen=True)
+class Finding:
+    attribute: str
+    value: str
+    topic: frozenset[str] = field(default_factory=frozenset)
+    #: The value the finding says it replaced ("switched from X to Y": X), when it names one.
+    replaced: str = ""
+    #: The head noun of a topical finding ("a design internship": "internship").
+    head: str = ""
+
+
+_ADVERBS = (
+    r"(?:(?:now|currently|still|also|just|recently|finally|officially|already|actually|"
+    r"really|even|both|happily|proudly|suddenly|unexpectedly)\s+)*"
+)
+#: A clause with any of these states no current value: a plan, a wish, a guess, a habit of
+#: the past, something someone else did, a condition.
+_UNSETTLED = re.compile(
+    # "may" the verb, not the month ("in May", "7 May 2023").
+    r"\b(?:(?<!\d )(?<!in )(?<!on )(?<!of )(?<!early )(?<!late )may(?! \d)|"
+    r"might|maybe|perhaps|probably|possibly|hopefully|hope|hopes|hoping|plan|plans|"
+    r"planning|planned|want|wants|wanted|wanting|would|could|should|will|won't|going to|"
+    r"gonna|thinking (?:of|about)|considering|considers|consider|wish|wishes|if|unless|"
+    r"someday|one day|dream|dreams|dreaming|trying to|tries to|try to|looking (?:for|into|to)|"
+    r"about to|used to|next (?:week|month|year|summer|spring|fall|winter)|soon|excited to|"
+    r"can't wait|cannot wait|would love|imagine|pretend|almost|nearly|growing up|"
+    r"as a (?:kid|child|boy|girl|teen|teenager)|when (?:\w+ )?was (?:young|little|a kid|a child|"
+    r"a boy|a girl|younger|small)|in (?:his|her|their|my) (?:childhood|youth|teens)|back then|"
+    r"at the time|in the past)\b",
+    _I,
+)
+_NUMBERS = {
+    "no": 0,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
+_SPECIES = {
+    "dog": "dog",
+    "dogs": "dog",
+    "puppy": "dog",
+    "puppies": "dog",
+    "pup": "dog",
+    "pups": "dog",
+    "doggie": "dog",
+    "doggies": "dog",
+    "doggy": "dog",
+    "cat": "cat",
+    "cats": "cat",
+    "kitten": "cat",
+    "kittens": "cat",
+    "kitty": "cat",
+    "turtle": "turtle",
+    "turtles": "turtle",
+    "tortoise": "turtle",
+    "tortoises": "turtle",
+    "fish": "fish",
+    "bird": "bird",
+    "birds": "bird",
+    "parrot": "bird",
+    "rabbit": "rabbit",
+    "rabbits": "rabbit",
+    "bunny": "rabbit",
+    "hamster": "hamster",
+    "hamsters": "hamster",
+    "horse": "horse",
+    "horses": "horse",
+    "pet": "pet",
+    "pets": "pet",
+}
+_SPECIES_WORDS = "|".join(sorted(_SPECIES, key=len, reverse=True))
+_COUNT_WORDS = "|".join([*_NUMBERS, r"\d{1,2}"])
+_BODY = (
+    r"ankle|knee|arm|leg|wrist|back|shoulder|foot|feet|hand|hip|neck|elbow|toe|finger|"
+    r"hamstring|achilles|ribs?|head|spine"
+)
+_DIETS = (
+    r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|carnivore|plant-based|"
+    r"gluten-free|dairy-free|flexitarian|omnivore"
+)
+_POSSESSIVE = r"(?:his|her|their|my|our|the|\w+'s|\w+’s)"
+#: Where a value ends: punctuation, a conjunction or a time phrase.
+_VALUE_END = re.compile(
+    r"\s*(?:[,;.!?()\[\]\"]|\s[-–—]\s|\b(?:and|but|because|since|so|which|who|whom|where|"
+    r"when|while|after|before|with|until|though|although|now|again|recently|lately|"
+    r"last|this|next|ago|for (?:a|an|the|about|over|almost|nearly|\d|one|two|three|"
+    r"four|five|six|several|many|some)|as (?:a|an|of|well)|to (?:help|be|get|make|keep|"
+    r"support|learn)|in (?:order|\d{4}|january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)|on (?:monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)|as (?:it|he|she|they|i|we)|that|there|here|too|yet|either|"
+    r"the (?:week|weekend|day|month|year) (?:before|of|after)|around|since|during)\b|"
+    r"\s\d).*$",
+    _I | re.DOTALL,
+)
+_LEADING = re.compile(r"^(?:(?:a|an|the|his|her|their|my|our|its|\w+'s|\w+’s|some)\s+)+", _I)
+
+
+def value_text(raw: str) -> str:
+    """A value as read: cut where it ends, leading articles and possessives dropped."""
+    value = _VALUE_END.sub("", raw.strip())
+    return _LEADING.sub("", value).strip(" '\"’")
+
+
+def words(text: str) -> frozenset[str]:
+    """Content words of a topic or value, lower-cased and lightly stemmed."""
+    stop = _TOPIC_STOP
+    found = set()
+    for word in re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower()):
+        word = word.removesuffix("'s").removesuffix("’s")
+        if word in stop or len(word) < 2:
+            continue
+        for suffix in ("ing", "ies", "es", "ed", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+                break
+        found.add(word)
+    return frozenset(found)
+
+
+_TOPIC_STOP = word_set(
+    "a an the his her their my our its your of to in on at for with from by and or but "
+    "some any new first own this that these those it them him me us up out about into "
+    "over again more class classes lesson lessons course courses session sessions program "
+    "really just also still now very so"
+)
+
+
+# --- employment -------------------------------------------------------------------------------
+_JOB_STARTED = re.compile(
+    rf"^{_ADVERBS}(?:started|began|got|landed|took|accepted|found|secured|has|scored|"
+    r"has started|has landed|got hired (?:for|into))\s+(?:a |an |his |her |their |my )?"
+    r"(?:new |first |full-time |part-time |permanent |dream )*(?:job|position|role|gig|"
+    r"internship)\b(?P<rest>.*)$"
+    r"|^(?:got |was |has been )?(?:accepted|hired)\s+(?:for|into|as)\s+(?:a |an |the )?"
+    r"(?:[\w-]+\s+){0,3}?(?:job|position|role|internship)\b(?P<rest2>.*)$",
+    _I,
+)
+_WORKS = re.compile(
+    rf"^{_ADVERBS}(?:works|is working|has been working|started working|began working|"
+    r"is employed|has worked)\s+(?P<rest>(?:as|at|for)\s.*)$",
+    _I,
+)
+_JOINED = re.compile(
+    rf"^{_ADVERBS}joined\s+(?P<org>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*)(?P<rest>.*)$"
+)
+_PROMOTED = re.compile(
+    rf"^{_ADVERBS}(?:got |was |has been |has just been )?promoted(?: at work)?\s+to\s+"
+    r"(?:the (?:position|role|rank) of\s+)?(?P<role>.+)$",
+    _I,
+)
+_JOB_ENDED = re.compile(
+    rf"^{_ADVERBS}(?:lost|quit|left|resigned from|gave up|was let go from|got fired from|"
+    rf"was fired from|was laid off from|got laid off from)\s+{_POSSESSIVE}\s+(?:\w+\s+)?"
+    r"(?:job|position|role)\b(?P<rest>.*)$",
+    _I,
+)
+_NO_JOB = re.compile(
+    rf"^{_ADVERBS}(?:(?:was|got|has been) (?:laid off|fired|let go)\b|"
+    r"(?:is|has been) (?:now |currently )?(?:unemployed|jobless|out of work|between jobs|"
+    r"retired)\b|retired\b)",
+    _I,
+)
+_AS = re.compile(
+    r"\bas (?:a |an |the )?(?P<role>[\w' -]+?)(?=\s+(?:at|for|with|in|from|on)\b|[,.;!?]|$)", _I
+)
+_AT = re.compile(r"\b(?:at|for|with) (?P<org>[\w&'’. -]+)", _I)
+_NOT_EMPLOYERS = re.compile(
+    r"^(?:home|work|the moment|the same time|least|most|first|last|a while|a bit|now|"
+    r"night|school|church|the shelter|a shelter|the gym|a gym|long time|while|years?|months?|"
+    r"weeks?|days?|hours?|ages|fun|free|a living|myself|himself|herself|themselves|"
+    r"(?:a |the )?(?:local |nearby )?(?:shelter|charity|cause|community|club|group))\b",
+    _I,
+)
+
+
+def _job_details(rest: str) -> list[Finding]:
+    found = []
+    role = _AS.search(rest)
+    if role is not None and (value := value_text(role.group("role"))):
+        found.append(Finding("role", value.lower()))
+    org = _AT.search(rest)
+    value = value_text(org.group("org")) if org is not None else ""
+    if value and not _NOT_EMPLOYERS.match(value):
+        found.append(Finding("employer", value.lower()))
+    return found
+
+
+def employment(predicate: str) -> list[Finding]:
+    if (match := _JOB_ENDED.match(predicate)) is not None:
+        return [Finding("employer", "none"), Finding("role", "none")]
+    if _NO_JOB.match(predicate):
+        return [Finding("employer", "none"), Finding("role", "none")]
+    if (match := _PROMOTED.match(predicate)) is not None:
+        value = value_text(match.group("role")).lower()
+        return [Finding("role", value)] if value else []
+    if (match := _JOB_STARTED.match(predicate)) is not None:
+        details = _job_details(match.group("rest") or match.group("rest2") or "")
+        if not any(finding.attribute == "employer" for finding in details):
+            details.append(Finding("employer", "employed"))
+        return details
+    if (match := _WORKS.match(predicate)) is not None:
+        return _job_details(match.group("rest"))
+    if (match := _JOINED.match(predicate)) is not None:
+        org = value_text(match.group("org")).lower()
+        rest = match.group("rest")
+        if org and re.match(r"^\s+as\b", rest, _I):
+            return [Finding("employer", org), *_job_details(rest)]
+    return []
+
+
+# --- residence --------------------------------------------------------------------------------
+_LIVES = re.compile(
+    rf"^{_ADVERBS}(?:lives|is living|has been living|resides|is based|has settled|settled|"
+    r"is settled|has moved|moved|relocated|has relocated|moved back|moved out)\s+(?:in|to|into|"
+    r"at|down to|over to|back to|out to)\s+(?P<place>.+)$",
+    _I,
+)
+_PLACE = re.compile(r"^(?:[A-Z][\w'’.-]*)(?:\s+(?:[A-Z][\w'’.-]*|of|de|upon|on))*")
+
+
+def residence(predicate: str) -> list[Finding]:
+    match = _LIVES.match(predicate)
+    if match is None:
+        return []
+    place = re.sub(r"^(?:the )", "", match.group("place").strip())
+    named = _PLACE.match(place)
+    if named is None:
+        return []  # "moved into a new apartment": no place named
+    value = re.sub(r"(?:\s+(?:of|de|upon|on))+$", "", named.group(0))
+    return [Finding("residence", value.lower())]
+
+
+# --- diet ---------------------------------------------------------------------------------------
+_DIET_IS = re.compile(
+    rf"^{_ADVERBS}(?:is|has been|became|has become|went|has gone|turned|is now|is fully)\s+"
+    rf"(?:a |an |fully |strictly |completely )?(?P<diet>{_DIETS})\b",
+    _I,
+)
+_DIET_ON = re.compile(
+    rf"^{_ADVERBS}(?:follows|is on|started|switched to|is following|eats|has)\s+(?:a |an )?"
+    rf"(?:strict |mostly )?(?P<diet>{_DIETS})\s+diet\b",
+    _I,
+)
+_DIET_NOT = re.compile(
+    rf"^(?:is )?(?:no longer|not|isn't|stopped being|quit being)\s+(?:a |an )?(?P<diet>{_DIETS})\b",
+    _I,
+)
+_MEAT = re.compile(
+    rf"^{_ADVERBS}(?P<verb>eats|started eating|is eating|went back to eating|stopped eating|"
+    r"quit eating|gave up|cut out|doesn't eat|does not eat|no longer eats)\s+(?:red )?meat\b",
+    _I,
+)
+
+
+def _diet_value(raw: str) -> str:
+    value = raw.lower().replace("pescetarian", "pescatarian")
+    return "vegan" if value == "plant-based" else value
+
+
+def diet(predicate: str) -> list[Finding]:
+    if (match := _DIET_NOT.match(predicate)) is not None:
+        return [Finding("diet", "not " + _diet_value(match.group("diet")))]
+    for pattern in (_DIET_IS, _DIET_ON):
+        if (match := pattern.match(predicate)) is not None:
+            return [Finding("diet", _diet_value(match.group("diet")))]
+    if (match := _MEAT.match(predicate)) is not None:
+        verb = match.group("verb").lower()
+        stops = ("stopped", "quit", "gave up", "cut out", "doesn't", "does not", "no longer")
+        return [Finding("diet", "vegetarian" if verb.startswith(stops) else "omnivore")]
+    return []
+
+
+# --- relationship -----------------------------------------------------------------------------
+_RELATIONSHIP = [
+    (
+        re.compile(
+            rf"^{_ADVERBS}(?:is|has been|got|just got|became)\s+(?P<status>married|engaged|"
+            r"divorced|single|separated|widowed)\b",
+            _I,
+        ),
+        None,
+    ),
+    (re.compile(rf"^{_ADVERBS}(?:married|wed|tied the knot|ties the knot)\b", _I), "married"),
+    (
+        re.compile(
+            rf"^{_ADVERBS}(?:had|celebrated)\s+(?:a |an |their |his |her |the )?(?:\w+\s+){{0,3}}?"
+            r"wedding(?: ceremony)?\b",
+            _I,
+        ),
+        "married",
+    ),
+    (re.compile(rf"^{_ADVERBS}(?:got engaged|proposed to|is engaged)\b", _I), "engaged"),
+    (re.compile(rf"^{_ADVERBS}(?:broke up|split up|separated)\b", _I), "single"),
+    (re.compile(rf"^{_ADVERBS}(?:got divorced|divorced)\b", _I), "divorced"),
+    (
+        re.compile(
+            rf"^{_ADVERBS}(?:is dating|started dating|has been dating|has|got)\s+(?:a )?(?:new )?"
+            r"(?:girlfriend|boyfriend)\b",
+            _I,
+        ),
+        "dating",
+    ),
+]
+
+
+def relationship(predicate: str) -> list[Finding]:
+    for pattern, status in _RELATIONSHIP:
+        if (match := pattern.match(predicate)) is not None:
+            value = status or match.group("status").lower()
+            return [Finding("relationship", "single" if value == "separated" else value)]
+    return []
+
+
+# --- pets -----------------------------------------------------------------------------------------
+_NO_PETS = re.compile(
+    r"^(?:(?:does|do)(?: not|n't)|doesn't|don't)\s+(?:currently |yet |even |really )?"
+    rf"(?:have|own)\s+(?:any |a )?(?P<species>{_SPECIES_WORDS})\b"
+    rf"|^(?:has|have|owns)\s+no\s+(?P<species2>{_SPECIES_WORDS})\b"
+    rf"|^(?:(?:no|not)\b[\s,]*)?(?:no|not any)\s+(?P<species3>{_SPECIES_WORDS})\b",
+    _I,
+)
+_HAS_COUNT = re.compile(
+    rf"^{_ADVERBS}(?:has|owns|has got|is the (?:proud )?owner of|takes care of|cares for|"
+    rf"is taking care of)\s+(?P<count>{_COUNT_WORDS})\s+(?:\w+\s+)?(?P<species>{_SPECIES_WORDS})\b",
+    _I,
+)
+_HAS_ONE = re.compile(
+    rf"^{_ADVERBS}(?:has|owns|has got)\s+(?:a|an)\s+(?:(?P<ordinal>second|third|fourth|fifth|"
+    rf"sixth)\s+)?(?:\w+\s+){{0,2}}?(?P<species>{_SPECIES_WORDS})\b",
+    _I,
+)
+_NAMED = re.compile(
+    rf"^{_ADVERBS}(?:has|has had|owns)\s+(?:{_POSSESSIVE}\s+)?(?:\w+\s+)?"
+    rf"(?P<species>{_SPECIES_WORDS})\s+(?:named|called)\s+(?P<names>[A-Z]\w+(?:,\s+[A-Z]\w+)*,?"
+    r"\s+and\s+[A-Z]\w+)",
+)
+_GOT = re.compile(
+    rf"^{_ADVERBS}(?:got|adopted|brought home|rescued|welcomed|bought|took home|has gotten|"
+    r"has adopted|has got|got himself|got herself|added)\s+(?P<which>another|one more|"
+    r"a second|a third|a fourth|a fifth|a sixth|a new|a|an)\s+(?:\w+\s+){0,2}?"
+    rf"(?P<species>{_SPECIES_WORDS})\b",
+    _I,
+)
+_OWNED_COUNT = re.compile(
+    rf"\b(?P<owner>his|her|their|my|[A-Z][a-z]+(?:'s|’s))\s+(?P<count>(?!no\b|one\b){_COUNT_WORDS})\s+"
+    rf"(?:\w+\s+)?(?P<species>{_SPECIES_WORDS})\b",
+)
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBERS[word.lower()]
+
+
+def pets(predicate: str) -> list[Finding]:
+    if (match := _NO_PETS.match(predicate)) is not None:
+        species = match.group("species") or match.group("species2") or match.group("species3")
+        return [Finding(f"pets:{_SPECIES[species.lower()]}", "0")]
+    if (match := _NAMED.match(predicate)) is not None:
+        names = re.split(r",\s+|\s+and\s+|,\s+and\s+", match.group("names"))
+        species = _SPECIES[match.group("species").lower()]
+        return [Finding(f"pets:{species}", str(len([n for n in names if n])))]
+    if (match := _HAS_COUNT.match(predicate)) is not None:
+        species = _SPECIES[match.group("species").lower()]
+        return [Finding(f"pets:{species}", str(_count(match.group("count"))))]
+    if (match := _GOT.match(predicate)) is not None:
+        which = match.group("which").lower()
+        species = _SPECIES[match.group("species").lower()]
+        if which in ("another", "one more"):
+            value = "+"
+        elif (ordinal := which.removeprefix("a ")) in _ORDINALS:
+            value = str(_ORDINALS[ordinal])
+        else:
+            value = "some"
+        return [Finding(f"pets:{species}", value)]
+    if (match := _HAS_ONE.match(predicate)) is not None:
+        ordinal = match.group("ordinal")
+        value = str(_ORDINALS[ordinal.lower()]) if ordinal else "some"
+        return [Finding(f"pets:{_SPECIES[match.group('species').lower()]}", value)]
+    return []
+
+
+#: "Toby, Andrew's puppy": whoever's pet it is has one.
+_OWNED_ONE = re.compile(
+    r"\b(?P<owner>[A-Z][a-z]+)(?:'s|’s)\s+(?:new\s+|little\s+|rescue\s+|pet\s+)?"
+    r"(?P<species>puppy|pup|dog|cat|kitten|turtle|tortoise|parrot|rabbit|bunny|hamster)\b",
+)
+
+
+def owned_counts(
+    sentence: str, *, subject: str | None, speaker: str | None
+) -> list[tuple[str, Finding]]:
+    """ "her four dogs", "Audrey's four doggies" anywhere in a sentence: (owner, finding)."""
+    found = []
+    for match in _OWNED_COUNT.finditer(sentence):
+        owner = match.group("owner").lower()
+        if owner in ("his", "her", "their"):
+            entity = subject
+        elif owner == "my":
+            entity = speaker
+        else:
+            entity = owner[:-2]
+        if entity is None or re.search(r"\bother\s*$", sentence[: match.start()], _I):
+            continue
+        species = _SPECIES[match.group("species").lower()]
+        found.append((entity, Finding(f"pets:{species}", str(_count(match.group("count"))))))
+    for match in _OWNED_ONE.finditer(sentence):
+        species = _SPECIES[match.group("species").lower()]
+        found.append((match.group("owner").lower(), Finding(f"pets:{species}", "some")))
+    return found
+
+
+# --- health -------------------------------------------------------------------------------------
+_INJURED = re.compile(
+    rf"\b(?:injured|hurt|sprained|broke|twisted|fractured|tore|pulled|strained|dislocated)\s+"
+    rf"{_POSSESSIVE}\s+(?P<part>{_BODY})\b"
+    rf"|\b(?:suffers|suffered|is suffering|has|had|got|sustained)\s+(?:from\s+)?(?:a|an)\s+"
+    rf"(?:\w+\s+)?(?P<part2>{_BODY})\s+injury\b"
+    r"|^(?:is|was|got|has been) (?:badly |seriously )?(?:injured|hurt)\b"
+    r"|\b(?:injured|hurt)\s+(?:himself|herself|themselves|myself)\b"
+    r"|\b(?:with|due to|from|because of|after)\s+(?:an?|this|the|that|his|her|my)\s+"
+    r"(?:\w+\s+)?injury\b",
+    _I,
+)
+_RECOVERED = re.compile(
+    r"\b(?:has |is |have )?(?:fully |finally |completely )?(?:recovered|healed)\b"
+    r"|\bable to (?:jog|run|walk|play|train|work out|exercise|dance|hike)\b[^.]*"
+    r"\b(?:again|without (?:any )?pain|with no pain|pain[- ]free)\b",
+    _I,
+)
+_RECOVERING = re.compile(r"^(?:is |has been )?(?:still )?(?:recovering|rehabbing|in rehab)\b", _I)
+
+
+def health(predicate: str) -> list[Finding]:
+    if (match := _INJURED.search(predicate)) is not None and not re.search(
+        r"\b(?:recovered|healed|recovering)\b", predicate, _I
+    ):
+        part = match.group("part") or match.group("part2") or "*"
+        return [Finding(f"health:{part.lower()}", "injured")]
+    if _RECOVERING.match(predicate):
+        return [Finding("health:*", "recovering")]
+    if _RECOVERED.search(predicate) and not re.search(r"\b(?:not|never|yet)\b", predicate, _I):
+        return [Finding("health:*", "recovered")]
+    return []
+
+
+# --- activities, results, decisions --------------------------------------------------------------
+_STOPPED = re.compile(
+    rf"^{_ADVERBS}(?:stopped|quit|gave up|has given up|dropped out of|paused|put on hold|"
+    r"no longer|doesn't|does not)\s+"
+    r"(?!by\b|at\b|in\b|to\b|for\b|being\b)(?P<topic>.+?)(?:\s+(?:anymore|any more))?$",
+    _I,
+)
+_STARTED = re.compile(
+    rf"^{_ADVERBS}(?:started|began|took up|signed up for|enrolled in|joined|is taking|has been "
+    r"taking|is learning|started learning|resumed|went back to|is back to|got back into|"
+    r"volunteers|plays|practices|is practicing|attends|is attending|teaches|coaches|runs)\s+"
+    r"(?!to\b|feeling\b|thinking\b|a conversation\b|talking\b|care\b)(?P<topic>.+)$",
+    _I,
+)
+_NEGATED_ONLY = re.compile(r"^(?:doesn't|does not)\s+(?!\S+\s+(?:anymore|any more)\b)", _I)
+_TEST = r"(?:[\w-]+\s+){0,3}?(?:test|exam|interview|interviews|audition|assessment|certification)s?"
+_OBJECT = rf"(?:{_POSSESSIVE}\s+|a |an )?"
+_FAILED = re.compile(
+    rf"^{_ADVERBS}(?:failed|flunked|did(?: not|n't) pass|bombed)\s+{_OBJECT}(?P<topic>{_TEST})",
+    _I,
+)
+_PASSED = re.compile(
+    rf"^{_ADVERBS}(?:passed|aced|cleared|nailed)\s+{_OBJECT}(?P<topic>{_TEST})"
+    rf"|^{_ADVERBS}retook\s+{_OBJECT}(?P<topic2>{_TEST})[^.]*\b(?:passed|positive results?|"
+    r"good results?)\b",
+    _I,
+)
+_DECIDED = re.compile(
+    rf"^{_ADVERBS}(?:decided|agreed|chose|opted|resolved)\s+(?P<negation>not\s+)?to\s+(?P<topic>.+)$",
+    _I,
+)
+_REVERSED = re.compile(
+    rf"^{_ADVERBS}(?:reversed|dropped|cancelled|canceled|abandoned|scrapped|called off|backed "
+    rf"out of)\s+(?:{_POSSESSIVE}\s+)?(?:decision|plan|idea)s?\s+to\s+(?P<topic>.+)$",
+    _I,
+)
+
+
+_BREAK = re.compile(
+    r"\b(?:take|took|taking|takes)\s+a\s+break\s+from\s+(?!(?:work|school|life|everything|"
+    r"it all|the city|routine|studying|the job|my job|his job|her job|life's|the office|"
+    r"social media|the noise|the stress|the craziness)\b)(?P<topic>.+)$",
+    _I,
+)
+#: "took a break from work to check out a cafe": a pause for something else, not a stop.
+_PURPOSE = re.compile(r"\s+to\s+\w+", _I)
+
+
+def activity(predicate: str) -> list[Finding]:
+    if (match := _BREAK.search(predicate)) is not None:
+        topic_text = match.group("topic")
+        if _PURPOSE.search(topic_text):
+            return []
+        topic = words(value_text(topic_text))
+        return [Finding("activity", "stopped", topic)] if topic else []
+    if (match := _STOPPED.match(predicate)) is not None and not _NEGATED_ONLY.match(predicate):
+        topic = words(value_text(match.group("topic")))
+        return [Finding("activity", "stopped", topic)] if topic else []
+    if (match := _STARTED.match(predicate)) is not None:
+        topic = words(value_text(match.group("topic")))
+        return [Finding("activity", "active", topic)] if topic else []
+    return []
+
+
+#: Where an application stands: applied → interviewed → accepted or rejected.
+_PROCESS = [
+    (
+        re.compile(
+            rf"^{_ADVERBS}(?:applied|sent (?:in )?(?:an |{_POSSESSIVE} )?applications?)\s+"
+            r"(?:to|for)\s+(?P<topic>.+)$",
+            _I,
+        ),
+        "applied",
+    ),
+    (
+        re.compile(
+            rf"^{_ADVERBS}(?:had|got|landed|did|attended)\s+(?:an |a |{_POSSESSIVE} )?(?:\w+\s+)?"
+            r"interviews?\s+(?:for|with|at)\s+(?P<topic>.+)$"
+            rf"|^{_ADVERBS}interviewed\s+(?:for|with|at)\s+(?P<topic2>.+)$",
+            _I,
+        ),
+        "interviewed",
+    ),
+    (
+        re.compile(
+            rf"^{_ADVERBS}(?:got|was|has been|been|is)\s+(?:accepted|admitted|selected|picked|"
+            r"chosen|offered a place)\s+(?:for|into|to|by|as|at|in)\s+(?P<topic>.+)$"
+            rf"|^{_ADVERBS}got into\s+(?P<topic2>.+)$",
+            _I,
+        ),
+        "accepted",
+    ),
+    (
+        re.compile(
+            rf"^{_ADVERBS}(?:got|was|has been|been)\s+(?:rejected|turned down)\s+(?:for|from|by)\s+"
+            r"(?P<topic>.+)$"
+            rf"|^{_ADVERBS}(?:received|got)\s+(?:a |an )?(?:\w+\s+)?rejection(?: letter| email)?\s+"
+            r"(?:from|for)\s+(?P<topic2>.+)$",
+            _I,
+        ),
+        "rejected",
+    ),
+]
+#: Words that name the kind of step rather than what it is for: left out of a topic.
+_PROCESS_WORDS = frozenset({"interview", "application", "offer", "place", "spot"})
+
+
+def _head(topic: str) -> str:
+    """The head noun of a topic: its last word before a preposition ("design internship at
+    X" → "internship")."""
+    core = re.split(r"\s+(?:at|in|with|for|from|of|on|by)\s+", topic, maxsplit=1)[0]
+    found = sorted(words(core), key=lambda word: core.lower().rfind(word[:4]))
+    return found[-1] if found else ""
+
+
+def result(predicate: str) -> list[Finding]:
+    for pattern, status in _PROCESS:
+        if (match := pattern.match(predicate)) is not None:
+            raw = value_text(match.group("topic") or match.group("topic2") or "")
+            topic = words(raw) - _PROCESS_WORDS
+            if topic:
+                return [Finding("result", status, topic, head=_head(raw))]
+    if (match := _PASSED.match(predicate)) is not None:
+        topic = words(match.group("topic") or match.group("topic2"))
+        return [Finding("result", "passed", topic)]
+    if (match := _FAILED.match(predicate)) is not None:
+        return [Finding("result", "failed", words(match.group("topic")))]
+    return []
+
+
+def decision(predicate: str) -> list[Finding]:
+    if (match := _REVERSED.match(predicate)) is not None:
+        return [Finding("decision", "no", words(value_text(match.group("topic"))))]
+    if (match := _DECIDED.match(predicate)) is not None:
+        value = "no" if match.group("negation") else "yes"
+        return [Finding("decision", value, words(value_text(match.group("topic"))))]
+    return []
+
+
+# --- tools and settings ---------------------------------------------------------------------------
+_SWITCHED = re.compile(
+    rf"^{_ADVERBS}(?:switched|moved|migrated|changed|went|converted|transitioned|upgraded)\s+"
+    r"(?:over\s+)?from\s+(?P<old>.+?)\s+to\s+(?P<new>.+?)(?:\s+for\s+(?P<topic>.+))?$",
+    _I,
+)
+_SWITCHED_TO = re.compile(
+    rf"^{_ADVERBS}(?:switched|migrated|changed|converted|transitioned)\s+(?:over\s+)?to\s+"
+    r"(?P<new>.+?)\s+for\s+(?P<topic>.+)$",
+    _I,
+)
+_USES = re.compile(
+    rf"^{_ADVERBS}(?:uses|is using|has been using|relies on|works with|runs)\s+(?P<value>.+?)"
+    r"\s+(?:for|as (?:the |a |an |its |our |their |his |her )?)(?P<topic>.+?)"
+    r"(?:\s+instead of\s+(?P<old>.+))?$",
+    _I,
+)
+_INSTEAD = re.compile(
+    rf"^{_ADVERBS}(?:uses|is using|prefers|chose|went with|picked)\s+(?P<value>.+?)\s+"
+    r"(?:instead of|rather than|over)\s+(?P<old>.+)$",
+    _I,
+)
+
+
+def _tool(topic: str | None) -> str:
+    return "tool:" + " ".join(sorted(words(value_text(topic)))) if topic else "tool:*"
+
+
+def tools(predicate: str) -> list[Finding]:
+    if (match := _SWITCHED.match(predicate)) is not None:
+        return [
+            Finding(
+                _tool(match.group("topic")),
+                value_text(match.group("new")).lower(),
+                replaced=value_text(match.group("old")).lower(),
+            )
+        ]
+    if (match := _SWITCHED_TO.match(predicate)) is not None:
+        return [Finding(_tool(match.group("topic")), value_text(match.group("new")).lower())]
+    if (match := _USES.match(predicate)) is not None:
+        topic = match.group("topic")
+        if words(value_text(topic)):
+            return [
+                Finding(
+                    _tool(topic),
+                    value_text(match.group("value")).lower(),
+                    replaced=value_text(match.group("old") or "").lower(),
+                )
+            ]
+    if (match := _INSTEAD.match(predicate)) is not None:
+        return [
+            Finding(
+                "tool:*",
+                value_text(match.group("value")).lower(),
+                replaced=value_text(match.group("old")).lower(),
+            )
+        ]
+    return []
+
+
+_AUX_ADVERB = re.compile(
+    r"^(has|have|had|is|was)\s+(?:(?:now|recently|just|finally|also|already|really|officially|"
+    r"actually|since|currently|still|happily)\s+)+",
+    _I,
+)
+
+#: Findings that make the clause's activity reading redundant ("joined Stripe as an engineer"
+#: is a job; "moved to Lisbon", a home).
+_EXCLUSIVE = frozenset({"employer", "role", "residence", "relationship", "diet"})
+
+RULES = (employment, residence, diet, relationship, pets, health, result, decision, tools, activity)
+
+
+def unsettled(predicate: str) -> bool:
+    """Whether the clause hedges, plans or wishes rather than states what holds."""
+    return _UNSETTLED.search(predicate) is not None
+
+
+def findings(predicate: str) -> list[Finding]:
+    """Every attribute the predicate states (nothing when it is unsettled). Activities are
+    only read when no other rule recognised the clause: "joined Stripe as an engineer" is a
+    job, not an activity."""
+    if unsettled(predicate):
+        return []
+    # "has recently gotten", "is now living": the adverb after the auxiliary goes, so every
+    # rule reads the verb where it expects it.
+    predicate = _AUX_ADVERB.sub(r"\1 ", predicate)
+    found: list[Finding] = []
+    for rule in RULES:
+        if rule is activity and any(finding.attribute in _EXCLUSIVE for finding in found):
+            break
+        found.extend(rule(predicate))
+    return found

@@ -1,0 +1,173 @@
+"""A memory's text as the change rules read it: the speaker of a conversation memory
+("Andrew: …"), its sentences and clauses, and the subject each clause is about.
+
+Only a subject the clause names is one: a person's name, "the user", "I" (the speaker, or
+the writer when the memory names none), "we" / "the team". A clause about "he", "she", "it"
+or "they" has no subject the rules can trust and makes no claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_I = re.IGNORECASE
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of a list written as one string."""
+    return frozenset(text.split())
+
+
+#: "Name: text" — the speaker of a conversation memory (one to three capitalised words).
+_SPEAKER = re.compile(
+    r"^(?P<name>[A-Z][\w'’-]{1,40}(?: [A-Z][\w'’-]{1,40}){0,2}):\s+(?P<body>\S.*)$", re.DOTALL
+)
+#: When a memory was said or a date it resolved: "(said on 8 May 2023)", "(around 28 July 2023)".
+_DATE_NOTE = re.compile(r"\s*\((?:said on|around|on)\s[^()]*\)", _I)
+#: Discourse openers that precede the subject: "Guess what - ", "On another note, ", "Oh, ".
+_OPENER = re.compile(
+    r"^(?:(?:guess what|on another note|by the way|btw|also|oh|ah|well|so|yeah|yes|yep|hey|hi|"
+    r"hello|wow|anyway|actually|update|fun fact|big news|good news|news|and|but|plus|"
+    r"fyi|heads up|quick update|just so you know|for the record|note|noted|remember|"
+    r"since we last (?:talked|spoke|chatted)|since last time|lately|recently|these days|"
+    r"this (?:week|month|year)|last (?:week|month|year)|today|yesterday)\b[\s,:;!.-]*)+",
+    _I,
+)
+#: A time phrase before the subject: "In September 2023 Melanie got hurt", "On Friday, 15
+#: December 2023, John…", "Last season, John…".
+_TIME_OPENER = re.compile(
+    r"^(?:(?:in|on|during|around|by|since|early|late|mid)\s+(?:[\w,]+\s+){0,3}?\d{4},?\s+"
+    r"|(?:last|this|earlier this|that)\s+(?:season|week|weekend|month|year|summer|spring|fall|"
+    r"autumn|winter|morning|night|time),?\s+)+",
+    _I,
+)
+#: Words that open a sentence capitalised but are not a name.
+_NOT_NAMES = word_set(
+    "the this that these those it its there here what when where why how who which my our "
+    "your his her their we they he she you i a an and but or so if then also just well oh "
+    "yes no not some any many much more most every each all both another other such only "
+    "guess meet much since last next today yesterday tomorrow recently lately after "
+    "before during while because once now still maybe perhaps probably sure thanks thank "
+    "hey hi hello wow great good nice cool ok okay crazy big new old dear please let lots "
+    "man especially honestly luckily thankfully unfortunately sadly happily interestingly "
+    "surprisingly speaking anyway besides plus meanwhile overall otherwise though "
+    "although monday tuesday wednesday thursday friday saturday sunday january february "
+    "march april june july august september october november december congrats "
+    "congratulations dude bro girl guys folks everyone someone nobody life work home "
+    "family"
+)
+#: Capitalised words shaped like adjectives, adverbs or gerunds ("Impressive", "Networking").
+_NOT_NAME_SHAPE = re.compile(r"(?:ing|ly|ive|ful|ous|ed|able|ible|less)$", _I)
+
+
+def _is_name(name: str) -> bool:
+    return not any(
+        part.lower() in _NOT_NAMES or _NOT_NAME_SHAPE.search(part) for part in name.split()
+    )
+
+
+_FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+_TEAM = re.compile(r"^(?:we|the team|our team)\b", _I)
+_USER = re.compile(r"^(?:the user|user)\b", _I)
+_NAME = re.compile(r"^(?P<name>[A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?![\w'’])")
+_CLAUSE = re.compile(r"\s+[-–—]\s+|;\s+|:\s+|,\s+(?=(?:but|so)\s)")
+#: Reported speech and hearsay: the clause is someone else's claim, not the subject's.
+_REPORTED = re.compile(
+    r"\b(?:said|says|told|tells|thinks|thought|heard|hears|mentioned|wonders|asked|asks)\b"
+    r"(?:\s+\w+)?\s+(?:that\s+)?",
+    _I,
+)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+#: Abbreviations whose full stop ends no sentence ("Dr. Lee", "J.K. Rowling", "e.g. this").
+_ABBREVIATION = re.compile(
+    r"\b(?:(?i:e\.g|i\.e|etc|vs|dr|mr|mrs|ms|st|jr|sr|approx)|[A-Z](?:\.[A-Z])*)\."
+)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``: split after ``.``, ``!`` or ``?`` and at line breaks."""
+    protected = _ABBREVIATION.sub(lambda match: match.group(0).replace(".", "\x01"), text)
+    return [
+        part.strip().replace("\x01", ".") for part in _SENTENCE_END.split(protected) if part.strip()
+    ]
+
+
+#: The entity of the memory's writer when it names no speaker ("I work at Stripe").
+WRITER = "i"
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause of a memory: who it is about (lower-cased) and the words after the subject."""
+
+    entity: str
+    predicate: str
+    #: The clause as written (its subject included), for messages and standalone statements.
+    text: str
+    #: Index of the sentence the clause belongs to in the memory.
+    sentence: int
+
+
+def speaker_and_body(text: str) -> tuple[str | None, str]:
+    """The speaker of a conversation memory ("Andrew: …") and the rest; dates noted in
+    parentheses are dropped."""
+    text = _DATE_NOTE.sub("", text).strip()
+    match = _SPEAKER.match(text)
+    if match is None or match.group("name").split()[0].lower() in _NOT_NAMES:
+        return None, text
+    return match.group("name").lower(), match.group("body")
+
+
+def memory_sentences(text: str) -> list[str]:
+    """The sentences of a memory (speaker and date notes removed)."""
+    return sentences(speaker_and_body(text)[1])
+
+
+def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
+    """(entity, predicate) when the clause opens with a subject the rules trust."""
+    words = clause.split(maxsplit=1)
+    if not words:
+        return None
+    first = words[0].lower().replace("’", "'")
+    rest = words[1] if len(words) > 1 else ""
+    if first in _FIRST_PERSON:
+        entity = speaker or WRITER
+        contraction = {"i'm": "am ", "i've": "have ", "i'd": "would ", "i'll": "will "}
+        return entity, contraction.get(first, "") + rest
+    if (match := _USER.match(clause)) is not None:
+        return "user", clause[match.end() :].strip()
+    if (match := _TEAM.match(clause)) is not None:
+        return "team", clause[match.end() :].strip()
+    if speaker is not None and re.match(r"^(?:no|not|never)\b", clause, _I):
+        # "No, no pets right now." answering a question: the speaker's own statement.
+        return speaker, clause
+    if (match := _NAME.match(clause)) is not None:
+        name = match.group("name")
+        if not _is_name(name):
+            return None
+        predicate = clause[match.end() :].strip()
+        if predicate.lower().startswith(("and ", "& ", "or ", "'s ", "’s ", ",")):
+            return None  # "Audrey and Andrew adopted …", "Andrew's puppy …": not one subject
+        return name.lower(), predicate
+    return None
+
+
+def clauses(text: str) -> list[Clause]:
+    """Every clause of ``text`` whose subject the rules trust (see the module docstring)."""
+    speaker, body = speaker_and_body(text)
+    found: list[Clause] = []
+    for number, sentence in enumerate(sentences(body)):
+        if sentence.rstrip().endswith("?"):
+            continue
+        for part in _CLAUSE.split(sentence):
+            part = _OPENER.sub("", part.strip()).strip(" ,.;!")
+            part = _TIME_OPENER.sub("", part).strip()
+            if not part or _REPORTED.search(part):
+                continue
+            subject = _subject(part, speaker)
+            if subject is not None:
+                entity, predicate = subject
+                found.append(Clause(entity=entity, predicate=predicate, text=part, sentence=number))
+    return found

@@ -1,0 +1,168 @@
+"""Profile facts: who the speaker is and what changed, each a statement that stands alone.
+
+What a person says about themselves in passing ("I moved to Berlin last month", "we adopted
+a puppy", "no pets right now", "I lost my job at the plant") is what a later session needs
+most and what the sentence rules (``scoring.py``) skip: it is past tense, dated relative to
+the day it was said, or an answer without a subject. Here a sentence is kept when the change
+rules (``apps.memory.changes``) read an attribute of the speaker in it — occupation, home,
+relationship, diet, pets, health, a setting, where an application stands — and it names no
+one it cannot ("her", "it", "they"): it is rewritten in the third person, its relative dates
+resolved against when it was said, and it happened on the day it names, else when it was said.
+Such statements are what the change detector compares, so a new job retires the old one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, time
+
+from apps.memory.changes import Claim, extract_claims
+from apps.memory.promotion.heuristic.conversation import attribute
+from apps.memory.promotion.heuristic.dates import day_text, resolve_relative_dates
+from apps.memory.promotion.heuristic.levels import MAX_SENTENCE_CHARS, PROFILE, _rx
+from apps.memory.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
+from apps.memory.promotion.heuristic.rewrite import third_person
+from apps.memory.promotion.heuristic.safety import is_injection, looks_secret
+from apps.memory.promotion.heuristic.splitting import sentences
+from apps.memory.promotion.types import Candidate, Turn
+
+#: The attributes a profile fact states (a tool is a setting's value: "switched from Poetry to
+#: uv for dependencies"); activities and decisions are the sentence rules' job.
+PROFILE_FAMILIES = frozenset(
+    {
+        "employer",
+        "role",
+        "residence",
+        "diet",
+        "relationship",
+        "pets",
+        "health",
+        "key",
+        "result",
+        "tool",
+    }
+)
+#: A pronoun whose referent the statement does not carry ("their" is the speaker's own).
+_DANGLING = _rx(r"\b(it|its|this|that|these|those|he|she|him|her|hers|they|them|there)\b")
+_OPENER = _rx(
+    r"^(?:(?:yes|yeah|yep|oh|ah|well|so|and|but|also|actually|guess what|by the way|"
+    r"btw|anyway|big news|news|update|fun fact|hey|hi|hello)\b[\s,:;!.-]*)+"
+)
+_SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}:\s+")
+
+
+def _usable(sentence: str) -> bool:
+    low = sentence.lower().strip()
+    return not (
+        not low
+        or low.endswith("?")
+        or _QUESTION_OPENER.match(low)
+        or _HYPOTHETICAL.search(low)
+        or len(sentence) > MAX_SENTENCE_CHARS
+        or looks_secret(sentence)
+        or is_injection(sentence)
+    )
+
+
+def _profile_claims(text: str, entity: str) -> list[Claim]:
+    return [
+        claim
+        for claim in extract_claims(text)
+        if claim.entity == entity and claim.family in PROFILE_FAMILIES
+    ]
+
+
+def _plural(species: str) -> str:
+    return "pets" if species == "pet" else f"{species}s"
+
+
+def _canonical(name: str, claims: list[Claim]) -> str | None:
+    """A statement for a claim made without a subject ("No, no pets right now.")."""
+    claim = claims[0]
+    if claim.family == "pets":
+        species = claim.attribute.split(":", 1)[1]
+        if claim.value == "0":
+            return f"{name} has no {_plural(species)}."
+        if claim.value.isdigit():
+            return f"{name} has {claim.value} {_plural(species)}."
+    return None
+
+
+def _event_time(turn: Turn, day: date | None) -> datetime | None:
+    return datetime.combine(day, time(), tzinfo=UTC) if day is not None else turn.occurred_at
+
+
+def _agent_facts(turn: Turn) -> list[Candidate]:
+    found = []
+    for sentence in sentences(turn.content):
+        body = _OPENER.sub("", sentence.strip()).strip()
+        if not _usable(body) or not re.match(r"^(?:i|i'm|i've|my|we|we're|our)\b", body, re.I):
+            continue
+        resolved = resolve_relative_dates(body, turn.occurred_at)
+        text = third_person(resolved.text)
+        if not _profile_claims(text, "user") or _DANGLING.search(text):
+            continue
+        found.append(_candidate(text, turn, resolved.day))
+    return found
+
+
+def _conversation_facts(turn: Turn, *, speaker: str, other: str | None) -> list[Candidate]:
+    found = []
+    body = _SPEAKER.sub("", turn.content.strip())
+    for sentence in sentences(body):
+        sentence = _OPENER.sub("", sentence.strip()).strip()
+        if not _usable(sentence):
+            continue
+        resolved = resolve_relative_dates(sentence, turn.occurred_at)
+        text = attribute(resolved.text, speaker=speaker, other=other).strip()
+        claims = _profile_claims(f"{speaker}: {text}", speaker.lower())
+        if not claims:
+            continue
+        if not text.startswith(speaker):
+            canonical = _canonical(speaker, claims)
+            if canonical is None:
+                continue
+            text = canonical
+        if _DANGLING.search(text):
+            continue
+        text = text[:1].upper() + text[1:]
+        text = text if text[-1] in ".!" else text + "."
+        if turn.occurred_at is not None:
+            text = f"{text} (said on {day_text(turn.occurred_at.astimezone(UTC).date())})"
+        found.append(_candidate(text, turn, resolved.day))
+    return found
+
+
+def _candidate(text: str, turn: Turn, day: date | None) -> Candidate:
+    return Candidate(
+        text=text,
+        confidence=PROFILE,
+        kind="fact",
+        source_seqs=(turn.seq,) if turn.seq is not None else (),
+        occurred_at=_event_time(turn, day),
+    )
+
+
+def profile_candidates(
+    turns: Sequence[Turn], *, names: dict[str, str] | None, injected: set[int]
+) -> list[Candidate]:
+    """Profile facts of ``turns``: the user's own (``user`` and ``fact`` turns) in an agent
+    session; each speaker's in a conversation between named people (``names``: role → name)."""
+    found: list[Candidate] = []
+    people = set(names.values()) if names is not None else set()
+    for index, turn in enumerate(turns):
+        if index in injected:
+            continue
+        if names is None:
+            if turn.role in ("user", "fact"):
+                found.extend(_agent_facts(turn))
+        elif turn.role in names:
+            speaker = names[turn.role]
+            others = people - {speaker}
+            found.extend(
+                _conversation_facts(
+                    turn, speaker=speaker, other=next(iter(others)) if len(others) == 1 else None
+                )
+            )
+    return found

@@ -1,0 +1,77 @@
+"""The memories a change detector compares a new one with (``services/changes.py``)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
+
+from apps.core.db.routers import PRIMARY
+from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
+from apps.tenancy.models import Tenant
+
+#: What the detector reads of a candidate: its text and time, and what a retire or a flag
+#: changes (``services/validity.py``).
+CANDIDATE_FIELDS = (
+    "id",
+    "tenant_id",
+    "subject_id",
+    "text",
+    "valid_from",
+    "source",
+    "supersedes",
+    "supersede_reason",
+    "conflicts_with",
+    "context_thread",
+    "thread_seq",
+    "project_id",
+    "superseded_by_id",
+)
+
+# The subject's postings of the words (stemmed like the keyword index), in the memory's text.
+_HOLDING_WORDS = """
+SELECT term.memory_id FROM memory_search_term AS term
+ WHERE term.tenant_id = %s AND term.subject_id = %s AND term.in_text > 0
+   AND term.lexeme = ANY(tsvector_to_array(to_tsvector(%s::regconfig, %s)))
+"""
+
+
+def memory_change_candidates(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    project_id: uuid.UUID | None,
+    words: str,
+    exclude: Sequence[uuid.UUID],
+    limit: int,
+) -> list[Memory]:
+    """The subject's live memories in exactly ``project_id``'s partition whose text holds any
+    of ``words``, the most recently valid first, at most ``limit``; read on the primary, so a
+    writer sees the rows of its own transaction."""
+    rows: QuerySet[Memory] = Memory.objects.using(PRIMARY).filter(
+        tenant=tenant,
+        subject_id=subject_id,
+        superseded_by__isnull=True,
+        # Constant SQL, values bound.
+        id__in=RawSQL(_HOLDING_WORDS, [tenant.pk, subject_id, MEMORY_TEXT_SEARCH_CONFIG, words]),  # noqa: S611
+    )
+    rows = (
+        rows.filter(project__isnull=True)
+        if project_id is None
+        else rows.filter(project_id=project_id)
+    )
+    if exclude:
+        rows = rows.exclude(pk__in=list(exclude))
+    return list(rows.only(*CANDIDATE_FIELDS).order_by("-valid_from", "id")[:limit])
+
+
+def memory_texts(
+    *, tenant: Tenant, subject_id: str, ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, str]:
+    """The texts of some of the subject's memories (live or not), by id."""
+    rows = Memory.objects.using(PRIMARY).filter(
+        tenant=tenant, subject_id=subject_id, pk__in=list(ids)
+    )
+    return dict(rows.values_list("pk", "text"))

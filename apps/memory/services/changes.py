@@ -1,0 +1,186 @@
+"""Facts that change: when a write states a new value for an attribute the subject already
+holds a live memory about, the older memory is retired or both are flagged — never kept as
+if nothing had happened (helpers, inside the write's transaction, scope lock held).
+
+The offline detector reads claims (``apps.memory.changes``: "Andrew has no pets", "John lost
+his job", "the user lives in Lisbon"), finds the subject's live memories in the same project
+partition that share the attribute's words (the keyword postings), and compares claims:
+
+* same entity and attribute, another value, and one became true strictly later
+  (``valid_from``): the later one wins. The older memory is superseded by it (its validity ends
+  where the later one's begins; ``supersede_reason`` ``changed_value:<attribute>``), whichever
+  of the two was written first — a fact written late about the past takes its place in time;
+* it is flagged instead (``conflicts_with`` on both, both stay live) when deciding would be a
+  guess: both became true at the same time; the older one is an explicit memory and the later
+  a promoted one (what promotion inferred never overrides what an agent said); the older
+  memory says more than the changed statement (retiring it would hide the rest); or the
+  later value is the one the older memory itself replaced (a change back, or an old event told
+  again: the two cannot be told apart);
+* the same value, or an attribute the rules do not know: nothing happens.
+
+Precision comes first: every rule that reads an attribute declines on hedges, plans and
+reported speech, so a fact that did not change is not retired (docs/memory.md, "Facts that
+change", has the measured rates).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.utils import timezone
+
+from apps.core.telemetry import emit
+from apps.memory.changes import Claim, conflict, extract_claims, search_words
+from apps.memory.changes.claims import claim_share
+from apps.memory.models import Memory, MemorySource, SupersedeReason
+from apps.memory.selectors import memory_change_candidates, memory_texts
+from apps.memory.services.validity import memory_flag_conflict, memory_retire
+from apps.tenancy.models import Tenant
+
+
+@dataclass
+class ChangeOutcome:
+    #: (retired id, the id that replaced it, reason)
+    superseded: list[tuple[uuid.UUID, uuid.UUID, str]] = field(default_factory=list)
+    #: (id, id) pairs flagged as conflicting
+    flagged: list[tuple[uuid.UUID, uuid.UUID]] = field(default_factory=list)
+
+
+def _reason(claim: Claim) -> str:
+    label = claim.attribute.split(":", 1)[1] if claim.family == "key" else claim.family
+    return f"{SupersedeReason.CHANGED_VALUE}:{label}"
+
+
+class _Claims:
+    """Claims per memory, extracted once per write."""
+
+    def __init__(self) -> None:
+        self._cache: dict[uuid.UUID, list[Claim]] = {}
+
+    def of(self, memory: Memory) -> list[Claim]:
+        if memory.pk not in self._cache:
+            self._cache[memory.pk] = extract_claims(memory.text)
+        return self._cache[memory.pk]
+
+
+def _changed_back(*, tenant: Tenant, subject_id: str, older: Memory, later: Claim) -> bool:
+    """Whether ``later`` states a value the older memory itself replaced."""
+    if not older.supersedes:
+        return False
+    texts = memory_texts(tenant=tenant, subject_id=subject_id, ids=older.supersedes)
+    for text in texts.values():
+        for claim in extract_claims(text):
+            if conflict(claim, later) is False:
+                return True
+    return False
+
+
+def _decide(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    candidate: Memory,
+    new: Memory,
+    pairs: list[tuple[Claim, Claim]],
+) -> tuple[Memory, Memory, Claim] | None:
+    """``(older, later, the later's claim)`` when the older memory is retired; ``None`` when
+    the two are flagged instead (see the module docstring)."""
+    if new.valid_from == candidate.valid_from:
+        return None
+    if new.valid_from > candidate.valid_from:
+        older, later = candidate, new
+        older_claims = [old for old, _ in pairs]
+        later_claim = pairs[0][1]
+    else:
+        older, later = new, candidate
+        older_claims = [ours for _, ours in pairs]
+        later_claim = pairs[0][0]
+    if older.source == MemorySource.EXPLICIT and later.source == MemorySource.PROMOTED:
+        return None
+    if claim_share(older.text, older_claims) < settings.MEMORY_CHANGE_MIN_CLAIM_SHARE:
+        return None
+    if _changed_back(tenant=tenant, subject_id=subject_id, older=older, later=later_claim):
+        return None
+    return older, later, later_claim
+
+
+def memory_detect_changes(
+    *, tenant: Tenant, subject_id: str, memories: Sequence[Memory]
+) -> ChangeOutcome:
+    """Compare each of the just-inserted ``memories`` with the subject's live memories and
+    retire or flag what changed (helper: inside the write's transaction, scope lock held).
+
+    Memories are taken in valid-time order, so a batch that replays history (an import of a
+    conversation, a promotion of several sessions' facts) retires each value by the next."""
+    outcome = ChangeOutcome()
+    if not settings.MEMORY_CHANGE_DETECTION_ENABLED:
+        return outcome
+    claims = _Claims()
+    retired: set[uuid.UUID] = set()
+    now = timezone.now()
+    order = sorted(range(len(memories)), key=lambda index: (memories[index].valid_from, index))
+    for index in order:
+        new = memories[index]
+        new_claims = claims.of(new)
+        if not new_claims or new.pk in retired:
+            continue
+        candidates = memory_change_candidates(
+            tenant=tenant,
+            subject_id=subject_id,
+            project_id=new.project_id,
+            words=" ".join(search_words(claim) for claim in new_claims),
+            exclude=[new.pk, *retired],
+            limit=settings.MEMORY_CHANGE_CANDIDATES,
+        )
+        # A value that holds after the new one's start is its successor: the nearest first,
+        # so a history written out of order ends each value where the next one begins.
+        successors = sorted(
+            (row for row in candidates if row.valid_from > new.valid_from),
+            key=lambda row: row.valid_from,
+        )
+        earlier = [row for row in candidates if row.valid_from <= new.valid_from]
+        for candidate in [*successors, *earlier]:
+            pairs = [
+                (old, ours)
+                for old in claims.of(candidate)
+                for ours in new_claims
+                if conflict(old, ours)
+            ]
+            if not pairs:
+                continue
+            decided = _decide(
+                tenant=tenant,
+                subject_id=subject_id,
+                candidate=candidate,
+                new=new,
+                pairs=pairs,
+            )
+            if decided is None:
+                memory_flag_conflict(
+                    tenant=tenant, subject_id=subject_id, first=candidate, second=new
+                )
+                outcome.flagged.append((candidate.pk, new.pk))
+                continue
+            older, later, later_claim = decided
+            reason = _reason(later_claim)
+            memory_retire(
+                tenant=tenant, subject_id=subject_id, old=older, new=later, reason=reason, now=now
+            )
+            retired.add(older.pk)
+            outcome.superseded.append((older.pk, later.pk, reason))
+            if older is new:
+                break  # the new memory is history already: nothing more to retire by it
+    if outcome.superseded:
+        emit(
+            "memory_change.superseded",
+            {"count": len(outcome.superseded)},
+            {"tenant_id": str(tenant.pk)},
+        )
+    if outcome.flagged:
+        emit(
+            "memory_change.flagged", {"count": len(outcome.flagged)}, {"tenant_id": str(tenant.pk)}
+        )
+    return outcome

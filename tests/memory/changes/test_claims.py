@@ -1,0 +1,174 @@
+"""The change rules: which statements make a claim about an attribute, which make none, and
+which two claims state different values."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.memory.changes import Claim, conflict, extract_claims
+
+
+def _claims(text: str) -> list[tuple[str, str, str]]:
+    return [(claim.entity, claim.attribute, claim.value) for claim in extract_claims(text)]
+
+
+@pytest.mark.parametrize(
+    ("_case", "text", "expected"),
+    [
+        ("works_at", "The user works at Stripe.", [("user", "employer", "stripe")]),
+        (
+            "works_as_at",
+            "Priya works as a nurse at St Mary's.",
+            [("priya", "role", "nurse"), ("priya", "employer", "st mary's")],
+        ),
+        (
+            "new_job",
+            "Andrew started a new job as a Financial Analyst last week.",
+            [("andrew", "role", "financial analyst"), ("andrew", "employer", "employed")],
+        ),
+        (
+            "lost_job",
+            "John lost his job at a mechanical engineering company.",
+            [("john", "employer", "none"), ("john", "role", "none")],
+        ),
+        ("promoted", "Jo was promoted to team lead.", [("jo", "role", "team lead")]),
+        ("lives_in", "The user lives in Lisbon.", [("user", "residence", "lisbon")]),
+        ("moved_to", "Sam moved to New York in 2021.", [("sam", "residence", "new york")]),
+        ("vegan", "The user is vegan now.", [("user", "diet", "vegan")]),
+        ("not_vegetarian", "Mia is no longer vegetarian.", [("mia", "diet", "not vegetarian")]),
+        ("eats_meat", "The user eats meat again.", [("user", "diet", "omnivore")]),
+        ("married", "Evan got married last week.", [("evan", "relationship", "married")]),
+        ("no_pets", "Andrew does not currently have any pets.", [("andrew", "pets:pet", "0")]),
+        ("answer_no_pets", "Andrew: No, no pets right now.", [("andrew", "pets:pet", "0")]),
+        ("count", "Nate has two turtles.", [("nate", "pets:turtle", "2")]),
+        (
+            "named_list",
+            "Audrey has had her dogs named Pepper, Precious, and Panda for 3 years.",
+            [("audrey", "pets:dog", "3")],
+        ),
+        ("owned_count", "Audrey is taking care of her four dogs.", [("audrey", "pets:dog", "4")]),
+        ("another", "Andrew adopted another pup from a shelter.", [("andrew", "pets:dog", "+")]),
+        ("ordinal", "Nate has a third turtle as a pet.", [("nate", "pets:turtle", "3")]),
+        ("possessive_pet", "Meet Toby, Andrew's puppy.", [("andrew", "pets:dog", "some")]),
+        ("injured", "John hurt his ankle at practice.", [("john", "health:ankle", "injured")]),
+        (
+            "recovered",
+            "John was able to jog without pain again.",
+            [("john", "health:*", "recovered")],
+        ),
+        ("favourite", "Tim's favorite book is Dune.", [("tim", "key:favorite book", "dune")]),
+        (
+            "switched",
+            "The user switched from Poetry to uv for dependency management.",
+            [("user", "tool:dependency management", "uv")],
+        ),
+        (
+            "interviewed",
+            "Gina had an interview for a design internship.",
+            [("gina", "result", "interviewed")],
+        ),
+    ],
+)
+def test_a_statement_of_an_attribute_makes_a_claim(_case, text, expected):
+    assert _claims(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("_case", "text"),
+    [
+        ("hedged", "John may have found a job at a tech company."),
+        ("planned", "The user plans to move to Berlin next year."),
+        ("wished", "Joanna would get two turtles if she could."),
+        ("question", "Does the user still live in Lisbon?"),
+        ("reported", "Maria said that John lost his job."),
+        ("childhood", "Maria did not have any pets growing up."),
+        ("pronoun_subject", "She moved to Paris."),
+        ("two_subjects", "Audrey and Andrew adopted another puppy."),
+        ("no_place", "The user moved into a new apartment."),
+        ("a_short_break", "Andrew took a break from work to check out a new cafe."),
+        ("a_judgement", "John's team is like a second family."),
+        ("an_event", "Caroline went to a support group yesterday."),
+    ],
+)
+def test_a_statement_that_is_not_a_current_value_makes_no_claim(_case, text):
+    assert extract_claims(text) == []
+
+
+def test_the_month_may_is_not_a_hedge():
+    assert _claims("The user moved to Berlin on 7 May 2024.") == [("user", "residence", "berlin")]
+
+
+def _one(text: str) -> Claim:
+    """The claim a statement makes (its job's role and its job's start left out)."""
+    (claim,) = [
+        claim
+        for claim in extract_claims(text)
+        if claim.family != "role" and claim.value != "employed"
+    ]
+    return claim
+
+
+@pytest.mark.parametrize(
+    ("_case", "old", "new", "expected"),
+    [
+        ("new_employer", "The user works at Stripe.", "The user works at Google.", True),
+        (
+            "same_employer",
+            "The user works at Stripe.",
+            "The user works at Stripe in Dublin.",
+            False,
+        ),
+        ("job_lost", "The user works at Stripe.", "The user lost their job at Stripe.", True),
+        ("new_city", "The user lives in Berlin.", "The user moved to Lisbon.", True),
+        ("same_city", "The user lives in Lisbon.", "The user moved to Lisbon.", False),
+        ("diet_change", "The user is vegetarian.", "The user is vegan now.", True),
+        ("diet_beside", "The user is vegan.", "The user is on a gluten-free diet.", False),
+        ("pets_from_none", "Andrew has no pets.", "Andrew adopted a puppy.", True),
+        ("pets_count", "Nate has two turtles.", "Nate has a third turtle as a pet.", True),
+        ("pets_one_more", "Nate has two turtles.", "Nate adopted another turtle.", True),
+        ("pets_unknown_count", "Nate has a turtle.", "Nate adopted another turtle.", False),
+        (
+            "pets_same_count",
+            "Audrey has four dogs.",
+            "Audrey is taking care of her four dogs.",
+            False,
+        ),
+        ("other_species", "Nate has two turtles.", "Nate has three dogs.", None),
+        ("healed", "John hurt his ankle.", "John has fully recovered.", True),
+        ("other_person", "John hurt his ankle.", "Tim has fully recovered.", None),
+        (
+            "application",
+            "Gina had an interview for a design internship.",
+            "Gina got accepted for a fashion internship.",
+            True,
+        ),
+        (
+            "activity_stopped",
+            "Melanie signed up for a pottery class.",
+            "Melanie took a break from pottery.",
+            True,
+        ),
+        (
+            "activity_elsewhere",
+            "Melanie signed up for a pottery class.",
+            "Melanie took a break from running.",
+            None,
+        ),
+        (
+            "tool_named",
+            "The user uses Poetry for dependency management.",
+            "The user switched from Poetry to uv for dependency management.",
+            True,
+        ),
+        (
+            "decision_reversed",
+            "The team decided to use Kafka for events.",
+            "The team decided not to use Kafka for events.",
+            True,
+        ),
+    ],
+)
+def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
+    _case, old, new, expected
+):
+    assert conflict(_one(old), _one(new)) is expected

@@ -1,0 +1,94 @@
+"""Profile facts the offline compiler keeps: who the speaker is and what changed, each a
+statement that stands alone, dated when it became true."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from apps.memory.promotion.heuristic import extract_candidates
+from apps.memory.promotion.types import Turn
+
+SAID = datetime(2024, 5, 8, 10, 0, tzinfo=UTC)
+
+
+def _session(*user_lines: str) -> list[Turn]:
+    turns = []
+    for index, line in enumerate(user_lines):
+        turns.append(Turn(role="user", content=line, seq=2 * index, occurred_at=SAID))
+        turns.append(
+            Turn(role="assistant", content="Thanks, noted.", seq=2 * index + 1, occurred_at=SAID)
+        )
+    return turns
+
+
+def _kept(turns: list[Turn]) -> dict[str, datetime | None]:
+    return {candidate.text: candidate.occurred_at for candidate in extract_candidates(turns)}
+
+
+@pytest.mark.parametrize(
+    ("_case", "line", "text", "when"),
+    [
+        (
+            "moved",
+            "I moved to Berlin last month.",
+            "The user moved to Berlin in April 2024.",
+            SAID,
+        ),
+        (
+            "new_job",
+            "Big news: I started a new job at Stripe as a backend engineer.",
+            "The user started a new job at Stripe as a backend engineer.",
+            SAID,
+        ),
+        (
+            "married",
+            "I got married yesterday!",
+            "The user got married on 7 May 2024.",
+            datetime(2024, 5, 7, tzinfo=UTC),
+        ),
+        ("pets", "I have two cats.", "The user has two cats.", SAID),
+        (
+            "tool",
+            "I just switched from Poetry to uv for dependency management.",
+            "The user just switched from Poetry to uv for dependency management.",
+            SAID,
+        ),
+    ],
+)
+def test_a_users_profile_statement_is_kept_standing_alone(_case, line, text, when):
+    kept = _kept(_session(line))
+
+    assert kept[text] == when
+
+
+@pytest.mark.parametrize(
+    ("_case", "line"),
+    [
+        ("hedged", "I think I might move to Porto next year."),
+        ("someone_else", "She moved to Paris."),
+        ("dangling", "I moved there last month."),
+        ("question", "Did I tell you I moved to Berlin?"),
+        ("secret", "My password is hunter22hunter22 and I moved to Berlin."),
+    ],
+)
+def test_a_statement_that_is_not_a_standalone_profile_fact_is_not_kept(_case, line):
+    assert _kept(_session(line)) == {}
+
+
+def test_a_profile_fact_the_sentence_rules_kept_is_not_repeated():
+    kept = _kept(_session("I work at Acme as a data analyst."))
+
+    assert list(kept) == ["The user works at Acme as a data analyst."]
+
+
+def test_in_a_conversation_an_answer_without_a_subject_becomes_the_speakers_fact():
+    turns = [
+        Turn(role="user", content="Audrey: Do you have pets?", seq=1, occurred_at=SAID),
+        Turn(role="assistant", content="Andrew: No, no pets right now.", seq=2, occurred_at=SAID),
+    ]
+
+    kept = _kept(turns)
+
+    assert kept["Andrew has no pets. (said on 8 May 2024)"] == SAID

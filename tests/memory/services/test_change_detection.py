@@ -1,0 +1,220 @@
+"""The change detector on the write path: a new value for an attribute the subject holds a
+live memory about retires the older memory (explicit or promoted write), or flags both where
+deciding would be a guess; an unchanged fact is never retired."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from apps.memory.models import Memory, MemorySource
+from apps.memory.promotion.types import Candidate
+from apps.memory.selectors import memory_recall
+from apps.memory.services import (
+    MemoryDraft,
+    memory_create_many,
+    memory_remember,
+    memory_supersede,
+    promotion_persist,
+)
+from tests.projects.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+MARCH = datetime(2024, 3, 1, tzinfo=UTC)
+JUNE = datetime(2024, 6, 1, tzinfo=UTC)
+SEPTEMBER = datetime(2024, 9, 1, tzinfo=UTC)
+
+
+def _write(tenant, text, when=None, subject="a", **draft):
+    return memory_remember(
+        tenant=tenant, subject_id=subject, draft=MemoryDraft(text=text, occurred_at=when, **draft)
+    )
+
+
+def _state(memory):
+    memory.refresh_from_db()
+    return memory
+
+
+def test_a_new_employer_retires_the_old_one_from_when_it_began(tenant):
+    old = _write(tenant, "The user works at Stripe.", MARCH)
+
+    new = _write(tenant, "The user works at Google as an engineer.", JUNE)
+
+    old, new = _state(old), _state(new)
+    assert (old.superseded_by_id, old.valid_to) == (new.pk, JUNE)
+    assert (new.supersedes, new.supersede_reason) == ([old.pk], "changed_value:employer")
+    assert (new.superseded_by_id, new.conflicts_with, old.conflicts_with) == (None, [], [])
+    now = memory_recall(tenant=tenant, subject_id="a", query="where does the user work")
+    then = memory_recall(
+        tenant=tenant, subject_id="a", query="where does the user work", as_of=MARCH
+    )
+    assert [hit.memory.pk for hit in now.results] == [new.pk]
+    assert [hit.memory.pk for hit in then.results] == [old.pk]
+
+
+@pytest.mark.parametrize(
+    ("_case", "old_text", "new_text"),
+    [
+        ("same_value_restated", "The user lives in Lisbon.", "The user moved to Lisbon."),
+        ("more_detail", "The user works at Stripe.", "The user works at Stripe in Dublin."),
+        ("other_attribute", "The user lives in Lisbon.", "The user is vegan."),
+        ("hedged", "The user lives in Lisbon.", "The user might move to Porto."),
+        ("planned", "The user works at Stripe.", "The user plans to work at Google next year."),
+        ("someone_else", "The user lives in Lisbon.", "The user's sister moved to Porto."),
+        ("no_attribute", "The user likes tea.", "The user likes coffee more these days."),
+    ],
+)
+def test_an_unchanged_fact_is_never_retired(tenant, _case, old_text, new_text):
+    old = _write(tenant, old_text, MARCH)
+
+    new = _write(tenant, new_text, JUNE)
+
+    old, new = _state(old), _state(new)
+    assert (old.superseded_by_id, old.valid_to, old.conflicts_with) == (None, None, [])
+    assert (new.supersedes, new.supersede_reason, new.conflicts_with) == ([], "", [])
+
+
+def test_a_fact_written_late_about_the_past_takes_its_place_in_time(tenant):
+    current = _write(tenant, "The user lives in Lisbon.", SEPTEMBER)
+
+    past = _write(tenant, "The user lives in Berlin.", MARCH)
+
+    current, past = _state(current), _state(past)
+    assert (past.superseded_by_id, past.valid_to) == (current.pk, SEPTEMBER)
+    assert (current.superseded_by_id, current.supersedes) == (None, [past.pk])
+
+
+def test_a_history_written_in_one_batch_retires_each_value_by_the_next(tenant):
+    # Written out of order: valid time, not the order of the batch, decides.
+    porto, berlin, lisbon = memory_create_many(
+        tenant=tenant,
+        subject_id="a",
+        drafts=[
+            MemoryDraft("The user lives in Porto.", occurred_at=SEPTEMBER),
+            MemoryDraft("The user lives in Berlin.", occurred_at=MARCH),
+            MemoryDraft("The user lives in Lisbon.", occurred_at=JUNE),
+        ],
+    )
+
+    porto, berlin, lisbon = _state(porto), _state(berlin), _state(lisbon)
+    assert (berlin.superseded_by_id, berlin.valid_to) == (lisbon.pk, JUNE)
+    assert (lisbon.superseded_by_id, lisbon.valid_to) == (porto.pk, SEPTEMBER)
+    assert (porto.superseded_by_id, porto.supersedes) == (None, [lisbon.pk])
+
+
+@pytest.mark.parametrize(
+    ("_case", "second_when", "second_source"),
+    [
+        ("the_same_time", MARCH, MemorySource.EXPLICIT),
+        ("promoted_over_explicit", JUNE, MemorySource.PROMOTED),
+    ],
+)
+def test_a_change_that_would_be_a_guess_flags_both(tenant, _case, second_when, second_source):
+    first = _write(tenant, "The user lives in Berlin.", MARCH)
+
+    second = _write(tenant, "The user lives in Lisbon.", second_when, source=second_source)
+
+    first, second = _state(first), _state(second)
+    assert (first.superseded_by_id, second.superseded_by_id) == (None, None)
+    assert (first.conflicts_with, second.conflicts_with) == ([second.pk], [first.pk])
+    assert (first.valid_to, second.valid_to) == (None, None)
+
+
+def test_an_older_memory_that_says_more_is_flagged_not_retired(tenant):
+    old = _write(
+        tenant,
+        "The user lives in Berlin. The user plays the cello in an orchestra. The user has a "
+        "brother called Tom.",
+        MARCH,
+    )
+
+    new = _write(tenant, "The user lives in Lisbon.", JUNE)
+
+    old = _state(old)
+    assert (old.superseded_by_id, old.conflicts_with) == (None, [new.pk])
+    result = memory_recall(tenant=tenant, subject_id="a", query="user lives", mode="keyword")
+    assert [hit.memory.pk for hit in result.results] == [new.pk, old.pk]  # the later fact first
+
+
+def test_an_old_value_told_again_is_flagged_not_taken_back(tenant):
+    """Lost a job, found one, then the loss is told again: a change back or a retelling —
+    nothing says which, so the current job is not retired."""
+    lost = _write(tenant, "Gina lost her job at Door Dash.", MARCH)
+    found = _write(tenant, "Gina works at Zara as a designer.", JUNE)
+
+    retold = _write(tenant, "Gina lost her job at Door Dash.", SEPTEMBER, tags=["again"])
+
+    lost, found, retold = _state(lost), _state(found), _state(retold)
+    assert lost.superseded_by_id == found.pk
+    assert (found.superseded_by_id, retold.superseded_by_id) == (None, None)
+    assert found.conflicts_with == [retold.pk]
+
+
+def test_other_subjects_and_project_partitions_are_never_touched(tenant, other_tenant):
+    project = ProjectFactory.create(tenant=tenant)
+    theirs = _write(tenant, "The user lives in Berlin.", MARCH, subject="b")
+    foreign = memory_remember(
+        tenant=other_tenant,
+        subject_id="a",
+        draft=MemoryDraft("The user lives in Berlin.", occurred_at=MARCH),
+    )
+    in_project = _write(tenant, "The user lives in Berlin.", MARCH, project_id=project.pk)
+
+    _write(tenant, "The user lives in Lisbon.", JUNE)
+
+    for row in (theirs, foreign, in_project):
+        row = _state(row)
+        assert (row.superseded_by_id, row.conflicts_with, row.valid_to) == (None, [], None)
+
+
+def test_an_explicit_supersede_also_retires_other_memories_of_the_old_value(tenant):
+    named = _write(tenant, "The user works at Stripe.", MARCH)
+    restated = _write(tenant, "The user works at Stripe as an engineer.", MARCH)
+
+    new = memory_supersede(
+        tenant=tenant,
+        subject_id="a",
+        memory_id=named.pk,
+        draft=MemoryDraft("The user works at Google.", occurred_at=JUNE),
+    )
+
+    named, restated, new = _state(named), _state(restated), _state(new)
+    assert named.superseded_by_id == restated.superseded_by_id == new.pk
+    assert sorted(new.supersedes, key=str) == sorted([named.pk, restated.pk], key=str)
+
+
+def test_detection_off_writes_nothing_but_the_memory(tenant, settings):
+    settings.MEMORY_CHANGE_DETECTION_ENABLED = False
+    old = _write(tenant, "The user works at Stripe.", MARCH)
+
+    _write(tenant, "The user works at Google.", JUNE)
+
+    assert _state(old).superseded_by_id is None
+
+
+def test_promotion_retires_what_it_promoted_before_but_never_an_explicit_memory(tenant):
+    explicit = _write(tenant, "The user lives in Berlin.", MARCH)
+    first = promotion_persist(
+        tenant=tenant,
+        subject_id="a",
+        session_id="s1",
+        candidates=[Candidate(text="The user works at Stripe.", confidence=0.8, occurred_at=MARCH)],
+    )
+
+    later = promotion_persist(
+        tenant=tenant,
+        subject_id="a",
+        session_id="s2",
+        candidates=[
+            Candidate(text="The user works at Google.", confidence=0.8, occurred_at=JUNE),
+            Candidate(text="The user lives in Lisbon.", confidence=0.8, occurred_at=JUNE),
+        ],
+    )
+
+    stripe = Memory.objects.get(pk=first.memory_ids[0])
+    google, lisbon = (Memory.objects.get(pk=pk) for pk in later.memory_ids)
+    assert (stripe.superseded_by_id, stripe.valid_to) == (google.pk, JUNE)
+    assert (later.changed, later.conflicts) == (1, 1)
+    explicit = _state(explicit)
+    assert (explicit.superseded_by_id, explicit.conflicts_with) == (None, [lisbon.pk])
