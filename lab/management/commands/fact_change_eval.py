@@ -42,9 +42,25 @@ class Command(EngramCommand):
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--path", type=Path, required=True, help="locomo10.json")
-        parser.add_argument("--chains", type=Path, default=fact_changes.DEFAULT_PATH)
-        parser.add_argument("--split", choices=["dev", "heldout", "all"], default="dev")
-        parser.add_argument("--conditions", type=_conditions, default=fact_changes.CONDITIONS)
+        parser.add_argument(
+            "--chains",
+            type=Path,
+            default=fact_changes.DEFAULT_PATH,
+            help="The curated fact-change chains (JSON; default: the lab's own file).",
+        )
+        parser.add_argument(
+            "--split",
+            choices=["dev", "heldout", "all"],
+            default="dev",
+            help="dev: the conversations choices are made on; heldout: run to report only.",
+        )
+        parser.add_argument(
+            "--conditions",
+            type=_conditions,
+            default=fact_changes.CONDITIONS,
+            help="Comma-separated: direct (facts written as memories), promoted (after "
+            "promotion of the sessions). Default: both.",
+        )
         parser.add_argument(
             "--embedding-cache",
             type=Path,
