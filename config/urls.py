@@ -1,15 +1,15 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularSwaggerView
 
 from apps.core.api import health
-from apps.core.api.schema_view import SchemaView
+from apps.core.api.schema_view import RedocView, SchemaView, SwaggerUiView
 
 urlpatterns = [
     path("healthz", health.HealthzApi.as_view(), name="healthz"),
     path("readyz", health.ReadyzApi.as_view(), name="readyz"),
     path("metrics", health.MetricsApi.as_view(), name="metrics"),
     path("api/schema/", SchemaView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/docs/", SwaggerUiView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/redoc/", RedocView.as_view(url_name="schema"), name="redoc"),
     path("api/v1/tenancy/", include("apps.tenancy.urls")),
     path("api/v1/projects/", include("apps.projects.urls")),
     path("api/v1/knowledge/", include("apps.knowledge.urls")),

@@ -385,12 +385,14 @@ def stored_session_turns(session: EvalSession, *, index: int) -> list[Turn]:
                 for turn in session.turns
             ],
         )
-        rows = session_history(
-            tenant=tenant,
-            subject_id=EVAL_SUBJECT_ID,
-            session_id=session_id,
-            limit=len(session.turns),
-        ).results
+        rows = []
+        offset: int | None = 0
+        while offset is not None:  # a page is bounded in turns and bytes
+            page = session_history(
+                tenant=tenant, subject_id=EVAL_SUBJECT_ID, session_id=session_id, offset=offset
+            )
+            rows.extend(page.results)
+            offset = page.next_offset
         transaction.set_rollback(True, using=PRIMARY)
     return turn_window(
         [

@@ -8,6 +8,9 @@ PORT="${PORT:-8000}"
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.local}"
 
 $BIN/python manage.py migrate --noinput
+# Provider secrets stored under an older key (before $ENGRAM_DATA_DIR/encryption.key existed,
+# they were under DJANGO_SECRET_KEY's public default) move onto the current key.
+$BIN/python manage.py rotate_provider_secrets
 
 pids=()
 cleanup() {

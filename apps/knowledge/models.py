@@ -87,6 +87,12 @@ class Article(TenantScopedModel):
     # The agent (subject id) that owns the article: required for owner-visible articles, and
     # stamped on every article an agent writes so it can see and edit its own drafts.
     owner_agent_id = models.CharField(max_length=AGENT_ID_MAX_LENGTH, blank=True, default="")
+    # The subject whose key wrote it (an agent, a graduation's agent, a curator's key), charged
+    # for it under the per-author quota. Blank when unknown: articles written before the
+    # column (their owner, if any, was filled in) and imported articles nobody owns.
+    author_subject_id = models.CharField(
+        max_length=SUBJECT_ID_MAX_LENGTH, blank=True, default="", db_default=""
+    )
     source = models.CharField(
         max_length=16, choices=ArticleSource.choices, default=ArticleSource.MANUAL
     )
@@ -176,6 +182,7 @@ class Article(TenantScopedModel):
             models.Index(fields=["tenant", "status", "title"], name="knowledge_article_list_idx"),
             # The partial HNSW index over published embeddings is built CONCURRENTLY by
             # migration 0003 (raw SQL: the ORM cannot build an index concurrently in Meta).
+            # The article quotas' counts are kept by triggers (migration 0006).
         )
 
     @override

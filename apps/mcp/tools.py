@@ -396,7 +396,7 @@ def memory_promote(
     engram-promote-hook). Compilation runs in the background and only keeps confident, durable
     facts. Safe to call every time a session ends: data.reason is enqueued, already_queued,
     unchanged (nothing new since the last promotion; no work is done) or too_few_turns. Over
-    the tenant's hourly budget → budget_exceeded.
+    your share of the hourly budget, or the tenant's → budget_exceeded.
     """
     return _call(ctx, lambda engram: engram.promote(session_id))
 

@@ -5,6 +5,8 @@ from apps.core.exceptions import Conflict, NotFound, RateLimited, ValidationFail
 
 class MemoryErrorCode(StrEnum):
     QUOTA_EXCEEDED = "quota_exceeded"
+    SESSION_QUOTA_EXCEEDED = "session_quota_exceeded"
+    HISTORY_QUOTA_EXCEEDED = "history_quota_exceeded"
     INVALID_PROJECT_ID = "invalid_project_id"
     TEXT_TOO_LONG = "text_too_long"
     CONTENT_TOO_LARGE = "content_too_large"
@@ -31,6 +33,20 @@ class SessionTurnNotFound(NotFound):
 
 class QuotaExceeded(Conflict):
     default_code: str = MemoryErrorCode.QUOTA_EXCEEDED
+
+
+class SessionQuotaExceeded(Conflict):
+    """The subject's stored session turns would pass ``SESSION_QUOTA_TURNS`` or
+    ``SESSION_QUOTA_BYTES``; nothing was written."""
+
+    default_code: str = MemoryErrorCode.SESSION_QUOTA_EXCEEDED
+
+
+class HistoryQuotaExceeded(Conflict):
+    """A supersede would keep more than ``MEMORY_QUOTA_SUPERSEDED_ROWS`` old versions of the
+    subject's memories; nothing was written."""
+
+    default_code: str = MemoryErrorCode.HISTORY_QUOTA_EXCEEDED
 
 
 class InvalidProjectId(ValidationFailed):

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from apps.memory.apis import (
     MemoryBatchApi,
@@ -12,6 +12,9 @@ from apps.memory.apis import (
     SessionTurnDetailApi,
     SessionTurnListApi,
 )
+from apps.memory.apis.sessions import SessionIdConverter
+
+register_converter(SessionIdConverter, "session_id")
 
 urlpatterns = [
     path("memory", MemoryListApi.as_view(), name="memory-list"),
@@ -20,22 +23,22 @@ urlpatterns = [
     path("memory/promote", MemoryPromoteApi.as_view(), name="memory-promote"),
     path("memory/recall", MemoryRecallApi.as_view(), name="memory-recall"),
     path(
-        "memory/sessions/<str:session_id>",
+        "memory/sessions/<session_id:session_id>",
         SessionHistoryApi.as_view(),
         name="memory-session-history",
     ),
     path(
-        "memory/sessions/<str:session_id>/turns",
+        "memory/sessions/<session_id:session_id>/turns",
         SessionTurnListApi.as_view(),
         name="memory-session-turn-list",
     ),
     path(
-        "memory/sessions/<str:session_id>/turns/last",
+        "memory/sessions/<session_id:session_id>/turns/last",
         SessionLastTurnApi.as_view(),
         name="memory-session-turn-last",
     ),
     path(
-        "memory/sessions/<str:session_id>/turns/<int:seq>",
+        "memory/sessions/<session_id:session_id>/turns/<int:seq>",
         SessionTurnDetailApi.as_view(),
         name="memory-session-turn-detail",
     ),

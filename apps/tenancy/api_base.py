@@ -178,7 +178,13 @@ IDEMPOTENCY_HEADER = "HTTP_IDEMPOTENCY_KEY"
 REPLAYED_HEADER = "Idempotent-Replayed"
 IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
     name="Idempotency-Key",
-    type=str,
+    # What _idempotency_key() accepts: 1-255 visible ASCII characters.
+    type={
+        "type": "string",
+        "pattern": f"^[\\x21-\\x7e]{{1,{IDEMPOTENCY_KEY_MAX_LENGTH}}}$",
+        "minLength": 1,
+        "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
+    },
     location=OpenApiParameter.HEADER,
     required=False,
     description=(

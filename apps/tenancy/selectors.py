@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 
 from apps.tenancy.encryption import decrypt_secret
 from apps.tenancy.exceptions import TenantNotFound
+from apps.tenancy.key_revocations import Generation, api_keys_generation
 from apps.tenancy.models import ApiKey, Tenant
 
 if TYPE_CHECKING:
@@ -21,10 +22,12 @@ if TYPE_CHECKING:
 
 KEY_PREFIX = "eng"
 # Hot keys authenticate from memory: one lookup per key per API_KEY_CACHE_SECONDS per process
-# instead of one query per request. That TTL is the bound on how long a revocation (or a
-# tenant's halt) made in another process takes to reach this one; see docs/configuration.md.
+# instead of one query per request. A revocation or a tenant's halt empties it at once in the
+# process that made it and in every process that sees its announcement (key_revocations.py);
+# the TTL bounds the rest. docs/operators.md, "Revocation".
 _AUTHENTICATED_KEYS_MAX = 10_000
 _authenticated_keys: TTLCache[str, ApiKey] | None = None
+_authenticated_keys_generation: Generation | None = None
 _authenticated_keys_lock = threading.Lock()
 
 
@@ -60,14 +63,21 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     """The active key whose secret is ``raw_key``, or None.
 
     Only successful lookups are remembered (keyed by the secret's hash, so a wrong secret for
-    a known prefix never hits the cache), for at most ``API_KEY_CACHE_SECONDS``.
+    a known prefix never hits the cache), for at most ``API_KEY_CACHE_SECONDS``, and forgotten
+    as soon as a change of keys or tenants is announced (apps/tenancy/key_revocations.py).
     """
+    global _authenticated_keys_generation
     prefix = parse_key_prefix(raw_key)
     if prefix is None:
         return None
     digest = hash_secret(raw_key)
+    generation = api_keys_generation()
     with _authenticated_keys_lock:
         cache = _key_cache()
+        if cache is not None and generation != _authenticated_keys_generation:
+            # Keys or tenants changed somewhere since this memory was filled.
+            cache.clear()
+            _authenticated_keys_generation = generation
         cached = cache.get(digest) if cache is not None else None
     if cached is not None:
         return cached

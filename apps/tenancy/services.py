@@ -1,18 +1,23 @@
 from __future__ import annotations
 
 import secrets
+import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError
+from django.db.models import Q, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from apps.core.db.erasure import erase_rows
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
-from apps.tenancy.encryption import encrypt_secret
+from apps.tenancy.encryption import encrypt_secret, reencrypt_secret
 from apps.tenancy.exceptions import InvalidProviderConfig, TenantExists
+from apps.tenancy.key_revocations import api_keys_changed
 from apps.tenancy.models import ApiKey, ApiKeyRole, IdempotencyRecord, Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 from apps.tenancy.selectors import (
@@ -78,6 +83,7 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["revoked_at", "updated_at"])
     api_key_forget_cached(secret_hash=api_key.secret_hash)
+    api_keys_changed()  # every other process that sees it forgets its cached keys too
     return api_key
 
 
@@ -95,6 +101,7 @@ def tenant_halt(*, tenant: Tenant, reason: str = "") -> Tenant:
     tenant.halt_reason = reason
     tenant.save(update_fields=["halted_at", "halt_reason", "updated_at"])
     api_key_cache_clear()  # cached keys carry their tenant; this process sees the change now
+    api_keys_changed()  # and so does every process that sees the announcement
     return tenant
 
 
@@ -116,6 +123,7 @@ def tenant_resume(*, tenant: Tenant) -> Tenant:
     tenant.halt_reason = ""
     tenant.save(update_fields=["halted_at", "halt_reason", "updated_at"])
     api_key_cache_clear()  # cached keys carry their tenant; this process sees the change now
+    api_keys_changed()  # and so does every process that sees the announcement
     return tenant
 
 
@@ -181,6 +189,31 @@ def tenant_configure_llm_provider(
     return tenant
 
 
+#: The tenant columns that hold an encrypted provider secret.
+ENCRYPTED_SECRET_FIELDS = ("embedding_api_key_encrypted", "llm_api_key_encrypted")
+
+
+def provider_secrets_rotate() -> int:
+    """Re-encrypt under ``ENGRAM_ENCRYPTION_KEY`` every stored provider secret that only one
+    of ``ENGRAM_ENCRYPTION_KEY_FALLBACKS`` reads; returns how many were. Safe to run on every
+    start: a secret already under the current key (or unreadable by every key) is left as it
+    is, and each write is conditional on the value read, so a concurrent reconfiguration wins.
+    """
+    rotated = 0
+    tenants = Tenant.objects.exclude(embedding_api_key_encrypted="", llm_api_key_encrypted="")
+    for tenant in tenants.only("pk", *ENCRYPTED_SECRET_FIELDS):
+        for name in ENCRYPTED_SECRET_FIELDS:
+            stored: str = getattr(tenant, name)
+            fresh = reencrypt_secret(stored)
+            if fresh is not None:
+                rotated += Tenant.objects.filter(pk=tenant.pk, **{name: stored}).update(
+                    **{name: fresh, "updated_at": timezone.now()}
+                )
+    if rotated:
+        api_key_cache_clear()
+    return rotated
+
+
 def idempotency_erase(*, tenant: Tenant, subject_id: str | None, dry_run: bool) -> int:
     """Delete (or count) the stored first responses of one subject, or of the whole tenant
     (``subject_id=None``): they can hold the content of a write. Helper for erasure, inside
@@ -189,3 +222,29 @@ def idempotency_erase(*, tenant: Tenant, subject_id: str | None, dry_run: bool) 
     if subject_id is not None:
         records = records.filter(subject_id=subject_id)
     return erase_rows(records, dry_run=dry_run)
+
+
+def idempotency_forget_responses(
+    *, tenant: Tenant, subject_id: str, resource_ids: Collection[uuid.UUID]
+) -> int:
+    """Delete the subject's stored responses that name any of ``resource_ids`` (a forgotten
+    memory, an article deleted with it), so a retried write cannot replay forgotten text.
+    Returns how many. Helper for forget, inside its transaction.
+
+    A record is matched by the id's text anywhere in its body: ids are UUIDs, so a match is
+    that resource, whatever the response's shape. Only completed records hold a body. The
+    key is then free again: a retry runs the write afresh, as a new request would.
+    """
+    if not resource_ids:
+        return 0
+    names = Q()
+    for resource_id in resource_ids:
+        names |= Q(body_text__contains=str(resource_id))
+    deleted, _ = (
+        IdempotencyRecord.objects.for_tenant(tenant)
+        .filter(subject_id=subject_id, status_code__isnull=False)
+        .annotate(body_text=Cast("response_body", output_field=TextField()))
+        .filter(names)
+        .delete()
+    )
+    return deleted

@@ -1,6 +1,6 @@
 """Settings shared by every environment. Concerns live in ``components/``."""
 
-from config.env import BASE_DIR, env
+from config.env import env
 from config.settings.components.celery import *
 from config.settings.components.core import *
 from config.settings.components.databases import *
@@ -16,7 +16,8 @@ from config.settings.components.tenancy import *
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="engram-insecure-development-key-change-me")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+# Django's test client's "testserver" is added by the test settings only.
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
@@ -25,6 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "apps.core",
     "apps.tenancy",
@@ -38,6 +40,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The API docs' Swagger UI and ReDoc, from the web process itself (below).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.common.CommonMiddleware",
     # Every API view is CSRF-exempt (bearer keys, no cookies); the middleware guards anything
     # else a later change might add, and keeps `check --deploy` clean.
@@ -64,8 +68,12 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+# Static files are the API docs' Swagger UI and ReDoc (drf-spectacular-sidecar), served by
+# WhiteNoise from the installed apps, found once at start-up: every deployment serves them with
+# no CDN, no proxy route and no collectstatic step.
+# https://whitenoise.readthedocs.io/en/stable/django.html
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / ".data" / "static"
+WHITENOISE_USE_FINDERS = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # https://docs.djangoproject.com/en/5.2/topics/cache/

@@ -17,7 +17,6 @@ from config.settings.base import *  # noqa: E402 - only once the environment is 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY")
 ENGRAM_ENCRYPTION_KEY = env.str("ENGRAM_ENCRYPTION_KEY")
 DEBUG = False
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 30)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True

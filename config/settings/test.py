@@ -2,7 +2,7 @@
 
 import os
 
-from config.env import BASE_DIR, env
+from config.env import BASE_DIR, data_dir, env
 
 # Tests never share state with `make run`: their own data dir unless one is given.
 os.environ.setdefault("ENGRAM_DATA_DIR", str(BASE_DIR / ".data" / "test"))
@@ -10,7 +10,9 @@ os.environ.setdefault("ENGRAM_DATA_DIR", str(BASE_DIR / ".data" / "test"))
 from config.settings.base import *
 
 DEBUG = False
+ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # Django's test client
 INSTALLED_APPS = [*INSTALLED_APPS, "lab"]
+ENGRAM_ENCRYPTION_KEY = env.str("ENGRAM_ENCRYPTION_KEY", default="test-only-encryption-key")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 DATABASES["heavy_read"]["TEST"] = {"MIRROR": "default"}
@@ -26,3 +28,9 @@ if not env.str("CELERY_BROKER_URL", default=""):
 # Plumbing tests embed with the deterministic double; tests about real semantics switch to
 # the local model explicitly.
 EMBEDDING_PROVIDER = "fake"
+
+# Each xdist worker announces key changes to itself only: another worker's revocation would
+# empty this one's key cache between a test's two authentications.
+API_KEY_CHANGES_FILE = (
+    data_dir() / f"api-key-changes-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+)

@@ -29,6 +29,9 @@ class SeenRequest:
     request_line: str
     headers: dict[str, str]
     action: str
+    body: bytes = b""
+    #: The status the server answered (None when the request never reached it).
+    status: int | None = None
 
 
 @dataclass
@@ -76,8 +79,9 @@ class MisbehavingProxy:
             for name, _, value in (line.partition(":") for line in lines[1:] if line)
         }
         action = self._next_action()
+        seen = SeenRequest(lines[0], headers, action, body)
         with self._lock:
-            self.seen.append(SeenRequest(lines[0], headers, action))
+            self.seen.append(seen)
         if action == "busy":
             client.sendall(BUSY_RESPONSE)
             return
@@ -90,6 +94,7 @@ class MisbehavingProxy:
         with socket.create_connection(self._upstream_address, timeout=30) as upstream:
             upstream.sendall(upstream_request)
             response = _read_all(upstream)
+        seen.status = int(response.split(b" ", 2)[1])
         if action == "pass":
             client.sendall(response)
         # "drop": the server answered, the client gets nothing; the handler closes the socket.

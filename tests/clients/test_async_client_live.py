@@ -1,6 +1,9 @@
 """``AsyncEngram`` against a live server: the same operations, awaited."""
 
 import asyncio
+import gc
+import threading
+import warnings
 
 import pytest
 from engram_client import AsyncEngram, Memory, NewTurn, NotFoundError, SessionTurn
@@ -65,3 +68,77 @@ def test_the_async_client_appends_pops_and_clears_a_session(live_server, issue_k
     assert cleared.deleted == 1
     assert empty is None
     assert SessionMemory.objects.count() == 0
+
+
+# ----------------------------------------------------------------------------- event loops
+
+
+def _unclosed_connections(caught: list[warnings.WarningMessage]) -> list[str]:
+    """asyncio's and socket's warnings for a connection left open (other objects warn too)."""
+    return [
+        str(w.message)
+        for w in caught
+        if issubclass(w.category, ResourceWarning) and str(w.message).startswith("unclosed")
+    ]
+
+
+def test_one_client_serves_event_loops_in_turn_and_closes_each_at_its_end(
+    live_server, issue_key, tenant
+):
+    engram = AsyncEngram(live_server.url, issue_key(tenant, "agent-a"))
+
+    async def append(content):
+        return (await engram.session_append("loops", content)).content
+
+    gc.collect()  # what earlier tests left behind warns now, not inside the block
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        first = asyncio.run(append("first loop"))
+        second = asyncio.run(append("second loop"))
+        history = asyncio.run(engram.session_history("loops"))
+        asyncio.run(engram.aclose())
+        gc.collect()
+
+    assert (first, second) == ("first loop", "second loop")
+    assert [turn.content for turn in history.data] == ["first loop", "second loop"]
+    assert _unclosed_connections(caught) == []
+
+
+def test_one_client_serves_worker_threads_loops_at_once(live_server, issue_key, tenant):
+    engram = AsyncEngram(live_server.url, issue_key(tenant, "agent-a"))
+    asyncio.run(engram.session_append("main", "from the main thread"))
+    ready = threading.Barrier(3)
+    failures: list[BaseException] = []
+
+    async def append_three(session_id):
+        ready.wait()  # every thread's loop starts its requests together
+        for n in range(3):
+            await engram.session_append(session_id, f"turn {n}")
+
+    def run(session_id):
+        try:
+            asyncio.run(append_three(session_id))
+        except BaseException as error:
+            failures.append(error)
+
+    # Daemon threads joined with a bound: a client that mixes loops can hang, not just fail.
+    threads = [threading.Thread(target=run, args=(f"thread-{n}",), daemon=True) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    contents = {
+        session_id: [turn.content for turn in asyncio.run(engram.session_history(session_id)).data]
+        for session_id in ["main", "thread-0", "thread-1", "thread-2"]
+    }
+    asyncio.run(engram.aclose())
+
+    assert [thread.is_alive() for thread in threads] == [False, False, False]
+    assert failures == []
+    assert contents == {
+        "main": ["from the main thread"],
+        "thread-0": ["turn 0", "turn 1", "turn 2"],
+        "thread-1": ["turn 0", "turn 1", "turn 2"],
+        "thread-2": ["turn 0", "turn 1", "turn 2"],
+    }
+    assert SessionMemory.objects.count() == 10

@@ -24,6 +24,7 @@ from apps.memory.services import memory_embed_pending
 from apps.projects.services import project_create
 from apps.tenancy.models import ApiKeyRole, IdempotencyRecord
 from tests.clients.conftest import Recorder
+from tests.clients.session_ids import SESSION_IDS
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
 
@@ -157,18 +158,82 @@ def test_session_append_posts_to_the_sessions_turns_route(make_engram, tenant):
     assert [row.content for row in engram.session_turns("s 1")] == ["hello"]
 
 
-def test_session_append_keeps_ids_no_url_can_name(make_engram, tenant):
+@pytest.mark.parametrize(("_case", "session_id", "neighbour"), SESSION_IDS)
+def test_any_printable_session_id_round_trips(make_engram, tenant, _case, session_id, neighbour):
+    engram = make_engram(tenant)
+    engram.session_append(neighbour, "the neighbour's")
+
+    appended = [engram.session_append(session_id, text) for text in ["one", "two", "three"]]
+    read_back = [turn.content for turn in engram.session_turns(session_id)]
+    popped = engram.session_pop(session_id)
+    deleted = engram.session_delete_turn(session_id, appended[0].seq)
+    left = [turn.content for turn in engram.session_history(session_id).data]
+    cleared = engram.session_clear(session_id)
+
+    assert {turn.session_id for turn in appended} == {session_id}
+    assert read_back == ["one", "two", "three"]
+    assert popped is not None
+    assert (popped.session_id, popped.content) == (session_id, "three")
+    assert deleted.content == "one"
+    assert left == ["two"]
+    assert (cleared.session_id, cleared.deleted) == (session_id, 1)
+    assert engram.session_pop(session_id) is None
+    assert list(SessionMemory.objects.values_list("session_id", "content")) == [
+        (neighbour, "the neighbour's")
+    ]
+
+
+REFUSED_SESSION_IDS = [
+    ("blank", "   ", "invalid_session_id"),
+    ("too_long", "s" * 201, "invalid_session_id"),
+    ("tab", "a\tb", "invalid_session_id"),
+    ("newline", "a\nb", "invalid_session_id"),
+    # NUL is refused anywhere in a request, path included, before routing (the input contract).
+    ("nul", "a\x00b", "invalid_text"),
+]
+
+
+@pytest.mark.parametrize(("_case", "session_id", "code"), REFUSED_SESSION_IDS)
+def test_an_id_no_session_may_have_is_refused_alike_by_every_method(
+    make_engram, tenant, _case, session_id, code
+):
+    engram = make_engram(tenant)
+    calls = {
+        "append": lambda: engram.session_append(session_id, "c"),
+        "history": lambda: engram.session_history(session_id),
+        "pop": lambda: engram.session_pop(session_id),
+        "delete_turn": lambda: engram.session_delete_turn(session_id, 1),
+        "clear": lambda: engram.session_clear(session_id),
+    }
+    refusals = {}
+    for name, call in calls.items():
+        with pytest.raises(InvalidRequestError) as refused:
+            call()
+        refusals[name] = (refused.value.status, refused.value.code)
+
+    assert refusals == dict.fromkeys(calls, (422, code))
+    assert SessionMemory.objects.count() == 0
+
+
+def test_an_empty_session_id_is_refused_before_any_request(make_engram, tenant):
     recorder = Recorder()
     engram = make_engram(tenant, recorder=recorder)
+    calls = {
+        "append": lambda: engram.session_append("", "c"),
+        "history": lambda: engram.session_history(""),
+        "pop": lambda: engram.session_pop(""),
+        "delete_turn": lambda: engram.session_delete_turn("", 1),
+        "clear": lambda: engram.session_clear(""),
+    }
+    refusals = {}
+    for name, call in calls.items():
+        with pytest.raises(InvalidRequestError) as refused:
+            call()
+        refusals[name] = (refused.value.status, refused.value.code)
 
-    turn = engram.session_append("team/a", "slash")
-    with pytest.raises(InvalidRequestError) as blank:
-        engram.session_append("", "nowhere")
-
-    assert [r.request.url.path for r in recorder.responses] == ["/api/v1/memory"] * 2
-    assert turn.session_id == "team/a"
-    assert (blank.value.status, blank.value.code) == (422, "validation_error")
-    assert SessionMemory.objects.get().session_id == "team/a"
+    assert refusals == dict.fromkeys(calls, (None, "invalid_session_id"))
+    assert recorder.responses == []
+    assert SessionMemory.objects.count() == 0
 
 
 def test_session_pop_delete_and_clear_touch_only_the_callers_session(make_engram, tenant):
@@ -365,6 +430,22 @@ def test_a_429_past_the_retries_is_raised_with_its_hint(make_engram, tenant, set
     assert limited.value.retry_after is not None
     assert limited.value.retry_after >= 1
     assert MemoryRow.objects.count() == 1
+
+
+def test_a_batch_larger_than_the_write_rate_admits_is_refused_at_once(
+    make_engram, tenant, settings
+):
+    settings.MEMORY_WRITE_RATE_LIMIT = 3
+    recorder = Recorder()
+    engram = make_engram(tenant, recorder=recorder)
+
+    with pytest.raises(RateLimitedError) as limited:
+        engram.remember_many(["one", "two", "three", "four"])
+
+    # No wait lets four items through a limit of three, so the 429 is not retried.
+    assert recorder.statuses == [429]
+    assert (limited.value.code, limited.value.details["limit"]) == ("rate_limited", 3)
+    assert MemoryRow.objects.count() == 0
 
 
 def test_a_write_whose_response_was_lost_is_retried_and_stored_once(make_engram, tenant, proxy):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import TypedDict
 
 import pytest
@@ -12,6 +13,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import (
     BaseStore,
     InvalidNamespaceError,
+    Item,
     ListNamespacesOp,
     MatchCondition,
 )
@@ -128,6 +130,37 @@ def test_an_async_graph_runs_the_store_through_abatch(make_store):
         {"langgraph", "lg:memories", "lg:memories.ada"} <= set(tags)
         for tags in MemoryRow.objects.values_list("tags", flat=True)
     )
+
+
+def test_one_store_serves_event_loops_in_turn_and_a_worker_threads_loop(make_store):
+    store = make_store()
+    namespace = ("prefs", "ada")
+    found: list[Item | None] = []
+    failures: list[BaseException] = []
+
+    asyncio.run(store.aput(namespace, "editor", {"text": "Ada edits in Helix"}))
+    first = asyncio.run(store.aget(namespace, "editor"))
+
+    def in_a_thread() -> None:
+        try:
+            asyncio.run(store.aput(namespace, "editor", {"text": "Ada edits in Zed"}))
+            found.append(asyncio.run(store.aget(namespace, "editor")))
+        except BaseException as error:
+            failures.append(error)
+
+    # A daemon thread joined with a bound: a client that mixes loops can hang, not just fail.
+    thread = threading.Thread(target=in_a_thread, daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    listed = asyncio.run(store.asearch(("prefs",)))
+    asyncio.run(store.aclose())
+
+    assert failures == []
+    assert first is not None
+    assert first.value == {"text": "Ada edits in Helix"}
+    assert [item.value if item else None for item in found] == [{"text": "Ada edits in Zed"}]
+    assert [(item.key, item.value) for item in listed] == [("editor", {"text": "Ada edits in Zed"})]
+    assert MemoryRow.objects.filter(superseded_by__isnull=True).count() == 1
 
 
 def test_get_put_overwrite_and_delete_keep_one_live_memory_per_key(make_store):

@@ -1,4 +1,5 @@
-"""The client's response models against the OpenAPI schema the server publishes.
+"""The client's response models against the OpenAPI schema the server publishes, and the
+size limits it assumes against the server's settings.
 
 Every model in ``SCHEMA_COMPONENTS`` must declare exactly the component's properties, with
 the same required set, nullability and types; a serializer change that the client does not
@@ -14,6 +15,7 @@ from uuid import UUID
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
+from engram_client import _core
 from engram_client.models import SCHEMA_COMPONENTS, EngramModel, Memory
 from pydantic.fields import FieldInfo
 
@@ -116,3 +118,12 @@ def test_a_drifted_model_is_caught(components):
     assert "id: <class 'str'> is not string/uuid" in problems
     assert "text: the model allows null, the schema never sends it" in problems
     assert _drift(Memory, components["MemoryOutput"], components) == []
+
+
+def test_the_clients_size_limits_are_the_servers(settings):
+    # A larger client constant is a 422 on every full batch or page; a smaller one wastes
+    # requests (EngramSession.add_items, memories(), session_turns()).
+    assert (_core.BATCH_MAX_ITEMS, _core.MEMORY_PAGE_MAX) == (
+        settings.MEMORY_BATCH_MAX_ITEMS,
+        settings.MEMORY_LIST_MAX_LIMIT,
+    )

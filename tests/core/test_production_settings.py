@@ -5,6 +5,7 @@ Each case runs in a fresh interpreter: settings are read once per process.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -29,7 +30,9 @@ def _run(
     base = {
         key: value
         for key, value in os.environ.items()
-        if key not in PRODUCTION_REQUIRED and key != "HEAVY_READ_DATABASE_URL"
+        if key not in PRODUCTION_REQUIRED
+        and key
+        not in {"HEAVY_READ_DATABASE_URL", "DJANGO_ALLOWED_HOSTS", "ENGRAM_TRUSTED_PROXY_COUNT"}
     }
     return subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
         argv,
@@ -104,6 +107,48 @@ def test_complete_configuration_passes_check_deploy_without_warnings(heavy_read,
     completed = _run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         {**COMPLETE, **heavy_read},
+        tmp_path,
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "System check identified no issues (0 silenced)."
+
+
+#: Prints what the settings decide about hosts and the forwarded scheme.
+PROBE = (
+    "import json, django; django.setup(); from django.conf import settings; "
+    "print(json.dumps({'hosts': settings.ALLOWED_HOSTS, "
+    "'proxy_ssl_header': settings.SECURE_PROXY_SSL_HEADER}))"
+)
+
+
+@pytest.mark.parametrize(
+    ("_case", "proxies", "expected_header"),
+    [
+        ("no trusted proxy: the header is not believed", {}, None),
+        (
+            "behind one trusted proxy",
+            {"ENGRAM_TRUSTED_PROXY_COUNT": "1"},
+            ["HTTP_X_FORWARDED_PROTO", "https"],
+        ),
+    ],
+)
+def test_production_believes_x_forwarded_proto_only_behind_trusted_proxies_and_not_testserver(
+    tmp_path, _case, proxies, expected_header
+):
+    completed = _run([sys.executable, "-c", PROBE], {**COMPLETE, **proxies}, tmp_path)
+
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout) == {
+        "hosts": ["127.0.0.1", "localhost"],
+        "proxy_ssl_header": expected_header,
+    }
+
+
+def test_check_deploy_stays_clean_behind_a_trusted_proxy(tmp_path):
+    completed = _run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        {**COMPLETE, "ENGRAM_TRUSTED_PROXY_COUNT": "1"},
         tmp_path,
     )
 

@@ -144,6 +144,7 @@ def test_the_discovery_finds_every_api_and_the_buckets_they_declare():
     # The reads that embed or rank, and the writes that embed a whole article.
     assert charged[("GET", "api/v1/knowledge/context")] == RECALL
     assert charged[("HEAD", "api/v1/knowledge/context")] == RECALL
+    assert charged[("POST", "api/v1/knowledge/context")] == RECALL
     assert charged[("POST", "api/v1/knowledge/search")] == RECALL
     assert charged[("POST", "api/v1/memory/recall")] == RECALL
     assert charged[("POST", "api/v1/recall")] == RECALL

@@ -51,9 +51,13 @@ SUBJECT_BY_OTHER_KEY = {
     "(SELECT id FROM memory_memory WHERE tenant_id = %(tenant)s AND subject_id = %(subject)s)",
     "memory_graduationdeferral": "memory_id IN (SELECT id FROM memory_memory WHERE "
     "tenant_id = %(tenant)s AND subject_id = %(subject)s)",
+    # The articles an author wrote, counted by triggers: gone with its articles.
+    "knowledge_author_article_usage": "author_subject_id = %(subject)s",
 }
 TENANT_ONLY = {
     "knowledge_articlelink",
+    # The tenant's articles, counted by triggers: gone with the last of them.
+    "knowledge_tenant_article_usage",
     "memory_embeddingwake",
     "memory_reembedrun",
     "projects_project",
@@ -116,12 +120,15 @@ def test_every_tenant_table_is_classified(db):
         "memory_search_term",
         # Each subject's live count: derived from memory rows, removed with them by triggers.
         "memory_scope_usage",
+        # Each subject's stored turns and bytes: derived from the turns, the same way.
+        "session_scope_usage",
         "memory_sessionpromotion",
         "memory_promotionjob",
         "memory_graduationdeferral",
         "memory_memorytombstone",
         "knowledge_article",
         "knowledge_articleaccessevent",
+        "knowledge_author_article_usage",
         *TENANT_ONLY,
         *(NOT_SCOPE_OWNED - {"tenancy_tenant", "memory_erasurereceipt"}),
     }
@@ -275,7 +282,9 @@ def test_the_commands_print_and_list_receipts(world):
         _run("erase_subject", "--tenant", world.slug, "--subject", "maria", "--dry-run", "--json")
     )
     assert Memory.objects.filter(tenant=world, subject_id="maria").count() == 3
-    done = json.loads(_run("erase_subject", "--tenant", world.slug, "--subject", "maria", "--json"))
+    done = json.loads(
+        _run("erase_subject", "--tenant", world.slug, "--subject", "maria", "--json", "--yes")
+    )
     tenant_dry = json.loads(_run("erase_tenant", "--tenant", world.slug, "--dry-run", "--json"))
     listed = json.loads(_run("erasure_receipts", "--json"))
 
@@ -283,7 +292,7 @@ def test_the_commands_print_and_list_receipts(world):
     assert tenant_dry["counts"]["memories"] == 3  # maria-2's
     assert [r["id"] for r in listed] == [done["id"]]
     assert listed[0]["verified"] is True
-    assert "Erased (verified)" in _run("erase_tenant", "--tenant", world.slug)
+    assert "Erased (verified)" in _run("erase_tenant", "--tenant", world.slug, "--yes")
 
 
 def test_the_api_erases_the_callers_own_subject_only(tenant, agent, other_agent, superadmin):

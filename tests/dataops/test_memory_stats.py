@@ -50,7 +50,7 @@ def world(tenant, other_tenant, settings):
     old = remember(tenant, "agent-a", "Old fact.")
     Memory.objects.filter(pk=old.pk).update(superseded_by=kept, superseded_at=now, recall_count=9)
     Memory.objects.filter(pk=hot.pk).update(recall_count=3)
-    Memory.objects.filter(pk=kept.pk).update(recall_count=5, graduated_at=now)
+    Memory.objects.filter(pk=kept.pk).update(recall_count=5)
     # agent-b: 1 explicit, recalled twice (below the threshold).
     cold = remember(tenant, "agent-b", "Cold fact.")
     Memory.objects.filter(pk=cold.pk).update(recall_count=2)
@@ -85,7 +85,8 @@ def world(tenant, other_tenant, settings):
     _job(tenant, "agent-a", "s8", "failed", finished_at=now - timedelta(hours=30))
     _job(tenant, "agent-b", "s9", "completed", finished_at=now)
 
-    publish(tenant, "Published one")
+    graduated_into = publish(tenant, "Published one")
+    Memory.objects.filter(pk=kept.pk).update(graduated_at=now, graduated_article=graduated_into)
     publish(tenant, "Published two")
     publish(tenant, "A draft", status="draft")
     archived = publish(tenant, "Archived one")
@@ -111,6 +112,9 @@ EMPTY_SUBJECT = {
     "promotion_jobs_queued": 0,
     "promotion_jobs_running": 0,
     "promotion_jobs_failed_24h": 0,
+    "promotion_compiles_hour": 0,
+    "session_bytes": 0,
+    "articles_authored": 0,
 }
 AGENT_A = {
     **EMPTY_SUBJECT,
@@ -129,9 +133,30 @@ AGENT_A = {
     "promotion_jobs_queued": 1,
     "promotion_jobs_running": 1,
     "promotion_jobs_failed_24h": 1,
+    # Every job was reserved just now; the budget counts all but a dropped or skipped one.
+    "promotion_compiles_hour": 4,
+    # 59 bytes of content in 11 stored turns (the expired one too), each with "{}" metadata.
+    "session_bytes": 59 + 11 * 2,
 }
-AGENT_B = {**EMPTY_SUBJECT, "subject_id": "agent-b", "memories_live": 1, "memories_explicit": 1}
-EVAL = {**EMPTY_SUBJECT, "subject_id": "engram:eval", "session_turns": 2, "sessions": 1}
+AGENT_B = {
+    **EMPTY_SUBJECT,
+    "subject_id": "agent-b",
+    "memories_live": 1,
+    "memories_explicit": 1,
+    "promotion_compiles_hour": 1,
+}
+# The curator key that wrote the articles is a subject too: it is charged for them.
+CURATOR_SUBJECT = {**EMPTY_SUBJECT, "subject_id": CURATOR.subject_id, "articles_authored": 4}
+EVAL = {
+    **EMPTY_SUBJECT,
+    "subject_id": "engram:eval",
+    "session_turns": 2,
+    "sessions": 1,
+    "session_bytes": 6 + 2 * 2,
+}
+SUBJECTS: list[dict] = sorted(
+    [AGENT_A, AGENT_B, CURATOR_SUBJECT, EVAL], key=lambda row: str(row["subject_id"])
+)
 
 
 def test_stats_per_subject_and_tenant_are_exact(world):
@@ -142,11 +167,19 @@ def test_stats_per_subject_and_tenant_are_exact(world):
     (stats,) = body["tenants"]
     assert stats["tenant"] == tenant.slug
     assert stats["halted"] is False
-    assert stats["subjects"] == [AGENT_A, AGENT_B, EVAL]
-    assert stats["totals"] == {
-        name: AGENT_A[name] + AGENT_B[name] + EVAL[name] for name in EMPTY_SUBJECT
-    }
+    assert stats["subjects"] == SUBJECTS
+    assert stats["totals"] == {name: sum(row[name] for row in SUBJECTS) for name in EMPTY_SUBJECT}
     assert stats["articles"] == {"draft": 1, "published": 2, "archived": 1}
+    assert stats["limits"] == {
+        "memories_live": 10_000,
+        "memories_superseded": 10_000,
+        "session_turns": 50_000,
+        "session_bytes": 256 * 1024 * 1024,
+        "articles_authored": 10_000,
+        "articles_per_tenant": 100_000,
+        "promotion_compiles_hour": 20,
+        "promotion_compiles_hour_per_tenant": 60,
+    }
     assert stats["reembed_in_progress"] is None
 
 
@@ -168,11 +201,11 @@ def test_stats_cover_every_tenant_by_default(world):
 def test_stats_query_count_does_not_grow_with_tenants_or_subjects(
     world, django_assert_max_num_queries
 ):
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(9):
         stats = memory_stats()
 
     assert len(stats) == 2
-    assert sum(len(entry.subjects) for entry in stats) == 4
+    assert sum(len(entry.subjects) for entry in stats) == 5
 
 
 def test_stats_human_output_names_the_backlogs(world):
@@ -182,9 +215,21 @@ def test_stats_human_output_names_the_backlogs(world):
     assert "backlog 1 never promoted + 1 changed since watermark" in text
     assert "graduation backlog 1" in text
     assert "2 published" in text
+    assert "per subject: memories_live 10000, memories_superseded 10000" in text
+    assert "per tenant: articles 100000, promotion_compiles_hour 60" in text
 
 
 def test_stats_unknown_tenant_fails(db):
     with pytest.raises(CommandError, match="not_found") as exc:
         run("memory_stats", "--tenant", "no-such-tenant")
     assert exc.value.returncode == 1
+
+
+def test_a_memory_whose_graduated_article_was_deleted_is_in_the_backlog_again(tenant, settings):
+    settings.MEMORY_GRADUATION_RECALL_THRESHOLD = 3
+    memory = remember(tenant, "agent-a", "Kept fact.")
+    Memory.objects.filter(pk=memory.pk).update(recall_count=5, graduated_at=timezone.now())
+
+    stats = memory_stats(tenant=tenant)
+
+    assert [s.graduation_backlog for s in stats[0].subjects] == [1]

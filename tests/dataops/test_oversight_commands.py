@@ -56,7 +56,9 @@ def test_memory_forget_any_subject_even_during_a_halt(tenant):
     memory = remember(tenant, "b", "to forget", embed=False)
     tenant_halt(tenant=tenant)
 
-    body = json.loads(_run("memory_forget", "--tenant", tenant.slug, str(memory.pk), "--json"))
+    body = json.loads(
+        _run("memory_forget", "--tenant", tenant.slug, str(memory.pk), "--json", "--yes")
+    )
 
     assert body == {"memory_id": str(memory.pk), "deleted_rows": 1, "articles_deleted": []}
     assert not Memory.objects.filter(pk=memory.pk).exists()

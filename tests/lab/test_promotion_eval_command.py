@@ -182,19 +182,24 @@ def test_openai_provider_runs_through_the_real_prompt_and_parser(
         )
     )
 
-    assert report["overall"]["predicted"] == 2
+    # The adversarial session never reaches the model (the compiler's safety screen), so
+    # the model's one reply is scored once.
+    assert report["overall"]["predicted"] == 1
     assert report["overall"]["matched"] == 1
-    assert report["overall"]["precision"] == 0.5
-    assert report["nothing_durable"]["session_ids"] == ["injection"]
+    assert report["overall"]["precision"] == 1.0
+    assert report["nothing_durable"]["session_ids"] == []
     requests = fake_http.requests_to("/v1/chat/completions")
-    assert len(requests) == 2
+    assert len(requests) == 1
     prompt = requests[0].body["messages"][-1]["content"]
     assert "I prefer tabs over spaces." in prompt
     assert "We always deploy on Fridays." not in prompt
     assert Memory.objects.count() == 0
 
 
-def test_a_provider_that_always_fails_is_a_command_error(dataset_path, fake_http: FakeHttpServer):
+def test_a_provider_that_always_fails_is_a_command_error(tmp_path, fake_http: FakeHttpServer):
+    # Only sessions the model is asked about can fail: the adversarial one is never sent.
+    dataset_path = tmp_path / "dataset.json"
+    dataset_path.write_text(json.dumps({**DATASET, "sessions": DATASET["sessions"][:1]}))
     fake_http.respond("POST", "/v1/chat/completions", FakeResponse(status=500))
 
     with pytest.raises(CommandError, match="every session failed to compile"):

@@ -82,7 +82,7 @@ ANSWERS = [
     ("GET", r"/api/v1/projects/resolve", lambda: _data(models.Project)),
     ("POST", r"/api/v1/knowledge/search", lambda: sample(models.KnowledgeSearch)),
     ("POST", r"/api/v1/knowledge/articles", lambda: _data(models.ArticleProposal)),
-    ("GET", r"/api/v1/knowledge/context", lambda: sample(models.KnowledgeContext)),
+    ("POST", r"/api/v1/knowledge/context", lambda: sample(models.KnowledgeContext)),
 ]
 
 

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+from django.conf import settings as django_settings
+from django.core.cache import cache
+from django.db import connection
 from django.utils import timezone
 
-from apps.tenancy import selectors
+from apps.tenancy import key_revocations, selectors
 from apps.tenancy.models import ApiKey, ApiKeyRole
 from apps.tenancy.selectors import api_key_authenticate
 from apps.tenancy.services import api_key_create, api_key_revoke, tenant_halt
@@ -99,3 +107,68 @@ def agent_client_for():
         return client
 
     return _client
+
+
+def _revoke_elsewhere(api_key):
+    """What another process's revocation leaves this one: the row changed, no cache told."""
+    ApiKey.objects.filter(pk=api_key.pk).update(revoked_at=timezone.now())
+
+
+def test_a_revocation_announced_in_the_shared_cache_lands_at_once(issued, clock):
+    assert api_key_authenticate(raw_key=issued.raw_key) is not None
+    _revoke_elsewhere(issued.api_key)
+
+    # Another host announced it in the shared cache (Redis in production).
+    cache.set(key_revocations.CACHE_KEY, "announced-by-another-host", timeout=None)
+
+    assert api_key_authenticate(raw_key=issued.raw_key) is None
+
+
+def test_a_revocation_announced_on_this_machine_lands_at_once(issued, clock, settings, tmp_path):
+    settings.API_KEY_CHANGES_FILE = tmp_path / "api-key-changes"
+    assert api_key_authenticate(raw_key=issued.raw_key) is not None
+    _revoke_elsewhere(issued.api_key)
+
+    # Another process of this machine (an operator's command) shares only the data dir.
+    token = cache.get(key_revocations.CACHE_KEY)
+    key_revocations._announce()
+    cache.set(key_revocations.CACHE_KEY, token, timeout=None)
+
+    assert api_key_authenticate(raw_key=issued.raw_key) is None
+
+
+def test_nothing_announced_keeps_the_key_cached(issued, django_assert_num_queries):
+    api_key_authenticate(raw_key=issued.raw_key)
+
+    with django_assert_num_queries(0):
+        assert api_key_authenticate(raw_key=issued.raw_key) is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_operator_revocation_is_refused_on_the_next_request(tenant, agent_client_for):
+    # The incident: revoke_api_key in a shell, and the key still answered 200 seconds later.
+    issued = api_key_create(tenant=tenant, role=ApiKeyRole.AGENT, agent_id="leaked")
+    client = agent_client_for(issued)
+    assert client.get(WHOAMI).status_code == 200
+    assert client.get(WHOAMI).status_code == 200  # now from this process's key cache
+
+    revoked = subprocess.run(  # noqa: S603 - this interpreter, arguments built here
+        [sys.executable, "manage.py", "revoke_api_key", issued.api_key.prefix, "--yes"],
+        capture_output=True,
+        text=True,
+        cwd=django_settings.BASE_DIR,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "ENGRAM_DATA_DIR": str(Path(django_settings.EMBEDDED_POSTGRES_DIR).parent),
+            "ENGRAM_EMBEDDED_DATABASE": connection.settings_dict["NAME"],
+        },
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert revoked.returncode == 0, revoked.stderr
+
+    response = client.get(WHOAMI)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"

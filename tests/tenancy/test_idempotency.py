@@ -30,7 +30,7 @@ MEMORY = "/api/v1/memory"
 BATCH = "/api/v1/memory/batch"
 WRITE_METHODS = ("post", "patch", "put", "delete")
 #: POST endpoints that only read (recall and search), so a retry is already harmless.
-READ_ONLY_POSTS = {"memory_recall", "recall_context", "knowledge_search"}
+READ_ONLY_POSTS = {"memory_recall", "recall_context", "knowledge_search", "knowledge_context"}
 
 
 @pytest.fixture(autouse=True)
@@ -345,12 +345,13 @@ def test_every_write_method_honours_the_key_and_documents_it():
         op for (path, method), op in operation_ids.items() if method in WRITE_METHODS
     } - READ_ONLY_POSTS
 
-    # Every write route is wrapped except the three POSTs that only read.
+    # Every write route is wrapped except the four POSTs that only read.
     assert ("api/v1/memory", "post") in wrapped
     assert ("api/v1/memory/erase", "post") in wrapped
     assert unwrapped == {
         ("api/v1/memory/recall", "post"),
         ("api/v1/recall", "post"),
         ("api/v1/knowledge/search", "post"),
+        ("api/v1/knowledge/context", "post"),
     }
     assert documented == write_ids

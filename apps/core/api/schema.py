@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from typing_extensions import override
 
@@ -24,7 +25,55 @@ from apps.core.api.serializers import ErrorSerializer
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
+#: A string with something besides whitespace.
+NOT_BLANK = r"\S"
+
+
 class EngramAutoSchema(AutoSchema):
+    """Request schemas refuse what the input serializers refuse, where OpenAPI can say it:
+
+    - a ``CharField`` that may not be blank has ``minLength: 1`` (and ``pattern: \\S`` when it
+      trims whitespace, since a blank-after-trimming value is refused too);
+    - a list of nested items that may not be empty has ``minItems: 1``;
+    - an input serializer's ``request_schema_rules`` (cross-field rules: "one of these
+      fields", "these fields for this tier") are merged into its request component.
+
+    Rules OpenAPI cannot state (a project of this tenant, a time in the future) are in the
+    fields' descriptions and the operations' docstrings.
+    """
+
+    @override
+    def _map_serializer_field(
+        self, field: Any, direction: Any, bypass_extensions: bool = False
+    ) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_serializer_field(field, direction, bypass_extensions)
+        if direction != "request":
+            return schema
+        if (
+            isinstance(field, serializers.CharField)
+            and not field.allow_blank
+            and schema.get("type") == "string"
+            and "enum" not in schema
+        ):
+            schema.setdefault("minLength", 1)
+            if field.trim_whitespace and "pattern" not in schema:
+                schema["pattern"] = NOT_BLANK
+        if (
+            isinstance(field, serializers.ListSerializer)
+            and not field.allow_empty
+            and schema.get("type") == "array"
+        ):
+            schema.setdefault("minItems", 1)
+        return schema
+
+    @override
+    def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
+        rules = getattr(serializer, "request_schema_rules", None)
+        if direction == "request" and rules:
+            schema.update(rules)
+        return schema
+
     @override
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)

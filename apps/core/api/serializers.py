@@ -16,13 +16,22 @@ class ErrorSerializer(serializers.Serializer[dict[str, object]]):
     error = ErrorBodySerializer()
 
 
+class HealthReplicaSerializer(serializers.Serializer[dict[str, object]]):
+    configured = serializers.BooleanField()
+    available = serializers.BooleanField()
+    lag_seconds = serializers.FloatField(allow_null=True)
+    lag_bytes = serializers.IntegerField(allow_null=True)
+    bypass_reason = serializers.CharField(
+        allow_null=True, help_text="Why heavy reads go to the primary now, or null."
+    )
+
+
 class HealthDataSerializer(serializers.Serializer[dict[str, object]]):
     status = serializers.CharField()
     checks = serializers.DictField(child=serializers.CharField(), required=False)
-    replica = serializers.DictField(
+    replica = HealthReplicaSerializer(
         required=False,
-        help_text="The heavy-read replica: configured, available, lag_seconds, lag_bytes, "
-        "bypass_reason (why heavy reads go to the primary now).",
+        help_text="The heavy-read replica, when one is configured (readyz only).",
     )
 
 

@@ -2,7 +2,9 @@
 
 A fixed number of grouped queries whatever the number of tenants, subjects or rows: one per
 table, plus the promotion backlog, which fingerprints the sweep window's sessions in SQL the
-same way the promotion watermark does in Python (``session_fingerprint``).
+same way the promotion watermark does in Python (``session_fingerprint``), and the figures each
+per-subject bound checks (stored session bytes as the session quota counts them, articles per
+author, compiles in the budget's hour), beside the bounds themselves (``TenantStats.limits``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
 from apps.dataops.models import ReembedRun
-from apps.knowledge.selectors import article_status_counts
+from apps.knowledge.selectors import article_author_counts, article_status_counts
 from apps.memory.models import (
+    PROMOTION_BUDGET_STATUSES,
     Memory,
     MemorySource,
     PromotionJob,
@@ -32,6 +35,8 @@ from apps.tenancy.models import Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 
 FAILED_JOBS_WINDOW = timedelta(hours=24)
+#: The promotion budget's rolling window (``apps.memory.services.promotion.BUDGET_WINDOW``).
+PROMOTION_BUDGET_WINDOW = timedelta(hours=1)
 
 
 @dataclass
@@ -60,6 +65,14 @@ class SubjectStats:
     promotion_jobs_queued: int = 0
     promotion_jobs_running: int = 0
     promotion_jobs_failed_24h: int = 0
+    #: Compiles reserved in the last hour: what the subject's share of the promotion budget
+    #: counts (PROMOTION_SUBJECT_BUDGET_PER_HOUR).
+    promotion_compiles_hour: int = 0
+    #: Bytes of the stored session turns, expired ones included, as the session quota counts
+    #: them (SESSION_QUOTA_BYTES; its turn count is session_turns + session_turns_expired).
+    session_bytes: int = 0
+    #: Articles the subject wrote, archived ones included (KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR).
+    articles_authored: int = 0
 
 
 #: The SubjectStats figures, summed into the tenant's totals.
@@ -87,6 +100,20 @@ class TenantStats:
     reembed_in_progress: ReembedProgress | None = None
 
     @property
+    def limits(self) -> dict[str, int]:
+        """The bounds the figures are held to: per subject unless named per tenant."""
+        return {
+            "memories_live": settings.MEMORY_QUOTA_LIVE_ROWS,
+            "memories_superseded": settings.MEMORY_QUOTA_SUPERSEDED_ROWS,
+            "session_turns": settings.SESSION_QUOTA_TURNS,
+            "session_bytes": settings.SESSION_QUOTA_BYTES,
+            "articles_authored": settings.KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR,
+            "articles_per_tenant": settings.KNOWLEDGE_QUOTA_ARTICLES_PER_TENANT,
+            "promotion_compiles_hour": settings.PROMOTION_SUBJECT_BUDGET_PER_HOUR,
+            "promotion_compiles_hour_per_tenant": settings.PROMOTION_BUDGET_PER_HOUR,
+        }
+
+    @property
     def totals(self) -> dict[str, int]:
         return {
             name: sum(getattr(subject, name) for subject in self.subjects)
@@ -100,6 +127,7 @@ class TenantStats:
             "halted": self.halted,
             "totals": self.totals,
             "articles": self.articles,
+            "limits": self.limits,
             "reembed_in_progress": (
                 asdict(self.reembed_in_progress) if self.reembed_in_progress else None
             ),
@@ -165,9 +193,23 @@ def _promotion_backlog(
         return [(row[0], row[1], int(row[2]), int(row[3])) for row in cursor.fetchall()]
 
 
+_SESSION_BYTES_SQL = """
+SELECT tenant_id, subject_id, bytes FROM session_scope_usage WHERE tenant_id = ANY(%s::uuid[])
+"""
+
+
+def _session_bytes(*, tenant_ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, str, int]]:
+    """Each subject's stored session bytes, from the count the session quota reads (kept by
+    triggers, migration 0026)."""
+    with connections[PRIMARY].cursor() as cursor:
+        cursor.execute(_SESSION_BYTES_SQL, [[str(pk) for pk in tenant_ids]])
+        return [(row[0], row[1], int(row[2])) for row in cursor.fetchall()]
+
+
 def memory_stats(*, tenant: Tenant | None = None, now: datetime | None = None) -> list[TenantStats]:
     """Counts for ``tenant`` (or every tenant, by slug), each with one row per subject that
-    has any memory, session turn, or promotion job. Seven queries whatever the data size."""
+    has any memory, session turn, promotion job or article it wrote. Nine queries whatever the
+    data size."""
     now = now or timezone.now()
     tenants = [tenant] if tenant is not None else list(Tenant.objects.order_by("slug"))
     if not tenants:
@@ -194,7 +236,8 @@ def memory_stats(*, tenant: Tenant | None = None, now: datetime | None = None) -
             graduation=Count(
                 "pk",
                 filter=live
-                & Q(graduated_at__isnull=True)
+                # Never graduated, or its article was deleted since (it graduates afresh).
+                & (Q(graduated_at__isnull=True) | Q(graduated_article__isnull=True))
                 & Q(recall_count__gte=settings.MEMORY_GRADUATION_RECALL_THRESHOLD),
             ),
         )
@@ -225,6 +268,8 @@ def memory_stats(*, tenant: Tenant | None = None, now: datetime | None = None) -
         stats.session_turns = turn_row["turns"]
         stats.sessions = turn_row["sessions"]
         stats.session_turns_expired = turn_row["expired"]
+    for tenant_id, subject_id, stored_bytes in _session_bytes(tenant_ids=tenant_ids):
+        subject(tenant_id, subject_id).session_bytes = stored_bytes
 
     for tenant_id, subject_id, never_promoted, changed in _promotion_backlog(
         tenant_ids=tenant_ids, now=now
@@ -234,16 +279,21 @@ def memory_stats(*, tenant: Tenant | None = None, now: datetime | None = None) -
         stats.promotion_changed = changed
 
     failed_recently = Q(status=PromotionJobStatus.FAILED, finished_at__gte=now - FAILED_JOBS_WINDOW)
+    # What the hourly promotion budget counts (promotion._budget_spent).
+    budgeted = Q(created_at__gt=now - PROMOTION_BUDGET_WINDOW, status__in=PROMOTION_BUDGET_STATUSES)
     job_rows = (
         PromotionJob.objects.filter(tenant_id__in=tenant_ids)
         .filter(
-            Q(status__in=(PromotionJobStatus.QUEUED, PromotionJobStatus.RUNNING)) | failed_recently
+            Q(status__in=(PromotionJobStatus.QUEUED, PromotionJobStatus.RUNNING))
+            | failed_recently
+            | budgeted
         )
         .values("tenant_id", "subject_id")
         .annotate(
             queued=Count("pk", filter=Q(status=PromotionJobStatus.QUEUED)),
             running=Count("pk", filter=Q(status=PromotionJobStatus.RUNNING)),
             failed=Count("pk", filter=failed_recently),
+            compiles=Count("pk", filter=budgeted),
         )
         .order_by()
     )
@@ -252,6 +302,10 @@ def memory_stats(*, tenant: Tenant | None = None, now: datetime | None = None) -
         stats.promotion_jobs_queued = job_row["queued"]
         stats.promotion_jobs_running = job_row["running"]
         stats.promotion_jobs_failed_24h = job_row["failed"]
+        stats.promotion_compiles_hour = job_row["compiles"]
+
+    for (tenant_id, author), count in article_author_counts(tenants=tenants).items():
+        subject(tenant_id, author).articles_authored = count
 
     articles = article_status_counts(tenants=tenants)
     runs = {

@@ -26,7 +26,7 @@ from apps.core.db.transactions import write_transaction
 from apps.core.telemetry import emit
 from apps.dataops.models import ErasureReceipt, ErasureScope, ReembedRun
 from apps.knowledge.history import history_forget_subject, history_forget_tenant
-from apps.knowledge.services import knowledge_erase
+from apps.knowledge.services import knowledge_erase, lock_tenant_article_counts
 from apps.memory.services import memory_erase, memory_erasure_lock
 from apps.projects.services import project_erase_all
 from apps.tenancy.models import Tenant
@@ -71,7 +71,13 @@ def _erase(*, tenant: Tenant, subject_id: str | None, requested_by: str, dry_run
     if subject_id is not None:
         scope["subject_sha256"] = subject_digest(subject_id)
     with write_transaction():
+        # The tenant's article counts are taken before any row and after the subject's scope
+        # lock, in the order every writer of them takes it (lock_tenant_article_counts).
+        if subject_id is None and not dry_run:
+            lock_tenant_article_counts(tenant=tenant)
         memory_ids = memory_erasure_lock(tenant=tenant, subject_id=subject_id, dry_run=dry_run)
+        if subject_id is not None and not dry_run:
+            lock_tenant_article_counts(tenant=tenant)
         counts = _sweep(
             tenant=tenant, subject_id=subject_id, memory_ids=memory_ids, dry_run=dry_run
         )

@@ -43,7 +43,7 @@ from apps.dataops.export_format import (
 )
 from apps.knowledge.models import ArticleStatus
 from apps.knowledge.selectors import article_ids_in_tenant
-from apps.knowledge.services import knowledge_restore
+from apps.knowledge.services import knowledge_restore, lock_tenant_article_counts
 from apps.knowledge.transfer import ArticleSnapshot
 from apps.memory.models import Memory, MemorySource, SessionMemory, SessionPromotion
 from apps.memory.services import memory_restore
@@ -386,6 +386,8 @@ def memory_import(
 
     try:
         with write_transaction():
+            # Before any row, as every writer of the tenant's article counts takes them.
+            lock_tenant_article_counts(tenant=tenant)
             existing = _check_memories(tenant=tenant, export=export)
             projects = _project_mapping(
                 tenant=tenant, export=export, drop_missing=drop_missing_projects, report=report

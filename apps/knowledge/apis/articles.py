@@ -236,7 +236,11 @@ class ArticleListApi(TenantApi):
         dedupe threshold) → 200 with the canonical article, nothing written. Embeddings
         unavailable → 503 `gate_unavailable`, nothing written. Curators create directly
         with the status they choose, still deduplicated by exact content. A title another
-        non-archived article holds → 409 `title_taken`.
+        non-archived article holds → 409 `title_taken`. Past the articles you wrote
+        (`ENGRAM_KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR`) or the tenant stores
+        (`ENGRAM_KNOWLEDGE_QUOTA_ARTICLES_PER_TENANT`), archived ones included → 409
+        `article_quota_exceeded` (`details.scope`: `author` or `tenant`), nothing written
+        (an agent's write spends no embedding on it).
         """
         payload = ArticleCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -255,7 +259,9 @@ class ArticleListApi(TenantApi):
 
 class ArticleOpenFilterSerializer(InputSerializer):
     search_id = serializers.UUIDField(
-        required=False, help_text="The search that surfaced the article, to attribute the open."
+        required=False,
+        help_text="Your search (or merged recall) that surfaced the article, to attribute the "
+        "open to it in the retrieval funnel; any other id is 422 `not_surfaced`.",
     )
 
 
@@ -296,7 +302,10 @@ class ArticleDetailApi(TenantApi):
     def get(self, request: Request, article_id: uuid.UUID) -> Response:
         """Read one article in full, with its visible links; recorded as `opened`.
 
-        An article the caller cannot see is the same 404 as a missing one.
+        An article the caller cannot see is the same 404 as a missing one. `search_id` must
+        name a search of the caller's own that surfaced this article, else 422
+        `not_surfaced` and nothing is recorded; only such attributed opens count in the
+        retrieval funnel's `opened` and `open_rate`.
         """
         filters = ArticleOpenFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
@@ -317,7 +326,7 @@ class ArticleDetailApi(TenantApi):
         operation_id="knowledge_articles_update",
         parameters=[OpenApiParameter("article_id", uuid.UUID, OpenApiParameter.PATH)],
         request=ArticleUpdateInputSerializer,
-        responses={200: ArticleUpdateOutputSerializer, **WRITE_ERRORS},
+        responses={200: ArticleUpdateOutputSerializer, 503: ErrorSerializer, **WRITE_ERRORS},
         tags=TAGS,
     )
     @idempotent
@@ -326,7 +335,12 @@ class ArticleDetailApi(TenantApi):
 
         A stale version → 409 `version_conflict` (with `details.current_version`); agents
         may edit only their own articles (403 `not_article_owner`); an archived article →
-        409 `article_archived`. A changed title or body is re-embedded after the write.
+        409 `article_archived`. A changed title or body goes through the novelty gate
+        against the other articles you can see: the same body as one of them is 409
+        `duplicate`, and for agents a paraphrase at or above the dedupe threshold is 409
+        `deduplicated` (`details.article_id` names it; nothing is changed); an agent's text
+        edit while embeddings are down is 503 `gate_unavailable`. The new text is
+        re-embedded.
         """
         payload = ArticleUpdateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -119,7 +119,14 @@ class KnowledgeSearchMetaSerializer(serializers.Serializer[dict[str, Any]]):
     answer_confidence = AnswerConfidenceField()
     answer_separation = serializers.FloatField(allow_null=True)
     keyword_mode = serializers.CharField()
-    ann_iterative_scan = serializers.CharField(required=False)
+    ann_iterative_scan = serializers.CharField(
+        required=False,
+        help_text="`off` (exact scan), `applied` (HNSW with pgvector's iterative scan) or "
+        "`unavailable` (HNSW without it: the server's pgvector lacks it); vector reads only.",
+    )
+    ann_iterative_scan_reason = serializers.CharField(
+        required=False, help_text="Why the iterative scan was `unavailable`; only then."
+    )
     diversity = KnowledgeDiversityMetaSerializer()
 
 
@@ -173,6 +180,21 @@ class KnowledgeSearchApi(ReadByMeaningApi):
 # ----------------------------------------------------------------------------- /context
 
 
+class KnowledgeContextInputSerializer(CheckedInputSerializer):
+    # The search's query contract (invalid_query, query_too_long), as on POST /search.
+    query = QueryTextField(
+        check=validate_knowledge_query,
+        max_chars=settings.KNOWLEDGE_QUERY_MAX_CHARS,
+        help_text=f"1-{settings.KNOWLEDGE_QUERY_MAX_CHARS} characters, not blank; websearch "
+        "syntax is honoured.",
+    )
+    limit = LimitField(
+        default=settings.KNOWLEDGE_CONTEXT_DEFAULT_LIMIT,
+        max_value=settings.KNOWLEDGE_CONTEXT_MAX_LIMIT,
+    )
+    project_id = serializers.UUIDField(required=False, allow_null=True, default=None)
+
+
 class KnowledgeContextFilterSerializer(InputSerializer):
     query = serializers.CharField(
         required=False, default="", allow_blank=True, trim_whitespace=False
@@ -200,27 +222,47 @@ class KnowledgeContextOutputSerializer(serializers.Serializer[dict[str, Any]]):
     meta = serializers.DictField(help_text="The search meta, plus `linked_count`.")
 
 
-class KnowledgeContextApi(TenantApi):
-    rate_limits = {"GET": RECALL}
+class KnowledgeContextApi(ReadByMeaningApi):
+    # Both methods are the same read, in the same bucket; the GET stays for existing callers.
+    rate_limits = {"GET": RECALL, "POST": RECALL}
 
     @extend_schema(
         operation_id="knowledge_context",
-        parameters=[KnowledgeContextFilterSerializer],
+        request=KnowledgeContextInputSerializer,
         responses={200: KnowledgeContextOutputSerializer, **COMMON_ERRORS},
         tags=TAGS,
     )
-    def get(self, request: Request) -> Response:
+    def post(self, request: Request) -> Response:
         """Deep read: the top results with full bodies, plus the articles they link to.
 
         Same query contract and meta as search; linked articles are followed one hop and
-        only when visible to the caller.
+        only when visible to the caller. The query travels in the body, so it stays out of
+        URLs and access logs.
+        """
+        payload = KnowledgeContextInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        return self._serve(payload.validated_data)
+
+    @extend_schema(
+        operation_id="legacy_knowledge_context",
+        parameters=[KnowledgeContextFilterSerializer],
+        responses={200: KnowledgeContextOutputSerializer, **COMMON_ERRORS},
+        tags=TAGS,
+        deprecated=True,
+    )
+    def get(self, request: Request) -> Response:
+        """Deprecated: use `POST /api/v1/knowledge/context`, which takes the same fields in
+        its body. This form puts the query in the URL, where proxies and access logs keep it.
+
+        Same answer and rate-limit bucket as the POST.
         """
         filters = KnowledgeContextFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
+        return self._serve(filters.validated_data)
+
+    def _serve(self, args: dict[str, Any]) -> Response:
         viewer = Viewer.from_scope(self.scope)
-        context = knowledge_context(
-            tenant=self.scope.tenant, viewer=viewer, **filters.validated_data
-        )
+        context = knowledge_context(tenant=self.scope.tenant, viewer=viewer, **args)
         knowledge_search_record(
             tenant=self.scope.tenant,
             viewer=viewer,

@@ -17,7 +17,10 @@ from apps.knowledge.selectors.confidence import (
 )
 from apps.knowledge.selectors.context import KnowledgeContext, knowledge_context
 from apps.knowledge.selectors.metrics import (
+    ArticleQuotaCounts,
     RetrievalMetrics,
+    article_author_counts,
+    article_quota_counts,
     article_status_counts,
     knowledge_retrieval_metrics,
 )
@@ -49,6 +52,7 @@ __all__ = [
     "MODE_REDUCE",
     "MODE_REORDER",
     "AnswerConfidence",
+    "ArticleQuotaCounts",
     "DerivedArticle",
     "KnowledgeContext",
     "Legs",
@@ -57,10 +61,12 @@ __all__ = [
     "SearchHit",
     "SearchResult",
     "answer_confidence",
+    "article_author_counts",
     "article_get",
     "article_ids_in_tenant",
     "article_links",
     "article_list",
+    "article_quota_counts",
     "article_status_counts",
     "articles_derived_from_memory",
     "fuse",

@@ -17,6 +17,7 @@ from django.db.models import ExpressionWrapper, F, FloatField, Func, QuerySet, V
 from django.db.models.functions import Lower
 from pgvector.django import CosineDistance
 
+from apps.core.db.iterative_scan import OFF, iterative_scan
 from apps.core.db.routers import HEAVY_READ
 from apps.core.heavy_read import heavy_read_slot
 from apps.knowledge.models import (
@@ -52,7 +53,8 @@ class Fused:
 class Legs:
     keyword: list[tuple[uuid.UUID, float]] = field(default_factory=list)
     semantic: list[tuple[uuid.UUID, float]] | None = None
-    ann_iterative_scan: str | None = None
+    #: ``ann_iterative_scan`` (and its reason when ``unavailable``); empty without a vector leg.
+    ann_iterative_scan: dict[str, str] = field(default_factory=dict)
     curated_id: uuid.UUID | None = None
     alias: str = HEAVY_READ
 
@@ -104,18 +106,21 @@ def _exact(
 
 
 def _ann(
-    embedded: QuerySet[Article], vector: list[float], fetch: int, alias: str
+    embedded: QuerySet[Article], vector: list[float], fetch: int, alias: str, *, iterative: bool
 ) -> list[tuple[uuid.UUID, float]]:
     with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        if iterative:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(
             "SELECT set_config('hnsw.ef_search', %s, true)",
             [str(max(settings.KNOWLEDGE_HNSW_EF_SEARCH, fetch))],
         )
-        cursor.execute(
-            "SELECT set_config('hnsw.max_scan_tuples', %s, true)",
-            [str(settings.KNOWLEDGE_HNSW_MAX_SCAN_TUPLES)],
-        )
+        if iterative:
+            # Without the iterative scan pgvector has no such setting (setting it would fail).
+            cursor.execute(
+                "SELECT set_config('hnsw.max_scan_tuples', %s, true)",
+                [str(settings.KNOWLEDGE_HNSW_MAX_SCAN_TUPLES)],
+            )
         rows = list(
             embedded.annotate(distance=CosineDistance("embedding", vector))
             .order_by("distance")
@@ -126,23 +131,32 @@ def _ann(
 
 def semantic_leg(
     base: QuerySet[Article], vector: list[float], fetch: int, alias: str
-) -> tuple[list[tuple[uuid.UUID, float]], str]:
-    """Nearest visible articles as (id, cosine similarity), and the ann_iterative_scan value."""
+) -> tuple[list[tuple[uuid.UUID, float]], dict[str, str]]:
+    """Nearest visible articles as (id, cosine similarity), and the ann_iterative_scan meta
+    (``apps.core.db.iterative_scan``: the value, and its reason when ``unavailable``)."""
     embedded = base.filter(embedding__isnull=False)
     threshold = settings.KNOWLEDGE_EXACT_SCAN_MAX_ROWS
     # Bounded count: at most threshold + 1 index entries are read, whatever the tenant's size.
     available = embedded.order_by().values("pk")[: threshold + 1].count()
     if available <= threshold:
-        rows, scan = _exact(embedded, vector, fetch), "off"
+        rows, scan = _exact(embedded, vector, fetch), {"ann_iterative_scan": OFF}
     else:
+        support = iterative_scan(alias)
         # The partial HNSW index covers published rows; the viewer's unpublished ones (its own
         # drafts, or a curator's drafts) are few and scanned exactly.
-        published = _ann(embedded.filter(status=ArticleStatus.PUBLISHED), vector, fetch, alias)
+        published = _ann(
+            embedded.filter(status=ArticleStatus.PUBLISHED),
+            vector,
+            fetch,
+            alias,
+            iterative=support.available,
+        )
         unpublished = _exact(embedded.exclude(status=ArticleStatus.PUBLISHED), vector, fetch)
         rows = sorted(published + unpublished, key=lambda row: (row[1], str(row[0])))[:fetch]
-        scan = "applied"
+        scan = support.meta()
         if len(rows) < fetch:
-            # The index gave up before `fetch` rows (max_scan_tuples); finish exactly.
+            # The index gave up before `fetch` rows (max_scan_tuples, or one ef_search pool
+            # without the iterative scan); finish exactly.
             rows = _exact(embedded, vector, fetch)
     return [(pk, 1.0 - distance) for pk, distance in rows], scan
 
@@ -183,7 +197,7 @@ def run_legs(
 ) -> Legs:
     legs = Legs()
     base = visible_articles(tenant=tenant, viewer=viewer, project_id=project_id, alias=HEAVY_READ)
-    with heavy_read_slot(tenant_id=tenant.pk):
+    with heavy_read_slot(tenant_id=tenant.pk, subject_id=viewer.subject_id):
         legs.curated_id = curated_id(base, query)
         legs.keyword = keyword_leg(base, query, fetch)
         if vector is not None:

@@ -332,8 +332,7 @@ def knowledge_search(
         "keyword_mode": tsquery_for(query)[1],
         "diversity": outcome.meta,
     }
-    if legs.ann_iterative_scan is not None:
-        meta["ann_iterative_scan"] = legs.ann_iterative_scan
+    meta.update(legs.ann_iterative_scan)
     emit(
         "knowledge_search.completed",
         {

@@ -28,6 +28,7 @@ from apps.knowledge.services.erasure import knowledge_erase
 from apps.knowledge.services.fields import article_embedding_text
 from apps.knowledge.services.gate import propose_article
 from apps.knowledge.services.links import article_link_create
+from apps.knowledge.services.locks import lock_tenant_article_counts
 from apps.knowledge.services.opening import OpenedArticle, article_open
 from apps.knowledge.services.search import knowledge_search_record
 from apps.knowledge.services.transfer import ImportOutcome, knowledge_import, knowledge_restore
@@ -56,6 +57,7 @@ __all__ = [
     "knowledge_import",
     "knowledge_restore",
     "knowledge_search_record",
+    "lock_tenant_article_counts",
     "parse_article_ids",
     "propose_article",
     "record_opened",

@@ -79,7 +79,21 @@ def record_opened(
     article_id: uuid.UUID,
     search_id: uuid.UUID | None = None,
 ) -> None:
-    """Record that the viewer read an article in full (``GET /articles/{id}``)."""
+    """Record that the viewer read an article in full (``GET /articles/{id}``).
+
+    An open attributed to ``search_id`` counts in the retrieval funnel, so the attribution is
+    checked like a ``referenced`` one, and more narrowly: the search must be the viewer's own
+    (its subject's) and must have surfaced this article, else 422 ``not_surfaced`` and
+    nothing is written. A made-up, foreign or another subject's search id is the same 422.
+    """
+    if search_id is not None and not _surfaced_to(
+        tenant=tenant, viewer=viewer, search_id=search_id, article_id=article_id
+    ):
+        raise NotSurfaced(
+            "search_id must be a search of yours that surfaced this article; nothing was "
+            "recorded. Omit it to open the article without attributing the open.",
+            details={"search_id": str(search_id)},
+        )
     ArticleAccessEvent.objects.using(PRIMARY).bulk_create(
         _events(
             tenant=tenant,
@@ -89,6 +103,22 @@ def record_opened(
             article_ids=[article_id],
             access_type=AccessType.OPENED,
         )
+    )
+
+
+def _surfaced_to(
+    *, tenant: Tenant, viewer: Viewer, search_id: uuid.UUID, article_id: uuid.UUID
+) -> bool:
+    return (
+        ArticleAccessEvent.objects.using(PRIMARY)
+        .filter(
+            tenant=tenant,
+            search_id=search_id,
+            access_type=AccessType.SURFACED,
+            article_id=article_id,
+            subject_id=viewer.subject_id,
+        )
+        .exists()
     )
 
 

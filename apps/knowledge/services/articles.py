@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Protocol
 
+from django.conf import settings
 from django.db.models import Q, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
+from pgvector.django import CosineDistance
 
 from apps.core.db.constraints import raise_on_violation
 from apps.core.db.routers import PRIMARY
@@ -28,6 +30,9 @@ from apps.core.telemetry import emit
 from apps.knowledge.exceptions import (
     ArticleArchived,
     ArticleNotFound,
+    DuplicateEdit,
+    GateUnavailable,
+    KnowledgeErrorCode,
     NotArticleOwner,
     TitleTaken,
     VersionConflict,
@@ -42,6 +47,7 @@ from apps.knowledge.models import (
 from apps.knowledge.services.embedding import enqueue_article_embedding
 from apps.knowledge.services.fields import (
     CleanArticle,
+    article_embedding_text,
     clean_article,
     clean_body,
     clean_category,
@@ -52,11 +58,13 @@ from apps.knowledge.services.fields import (
     clean_title,
     clean_visibility,
 )
-from apps.knowledge.services.locks import lock_knowledge_writes
+from apps.knowledge.services.locks import lock_knowledge_writes, lock_tenant_article_counts
+from apps.knowledge.services.quota import article_admit
 from apps.knowledge.viewer import Viewer, can_edit, visible_q
 from apps.projects.scoping import project_partition
-from apps.providers.embeddings import embedding_content_hash
+from apps.providers.embeddings import EmbeddingsUnavailable, embed_query, embedding_content_hash
 from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_config
 
 TITLE_CONSTRAINTS = frozenset(
     {"knowledge_article_shared_title_uniq", "knowledge_article_owner_title_uniq"}
@@ -107,15 +115,64 @@ class ArticleChanges:
 
 def exact_duplicate(*, tenant: Tenant, viewer: Viewer, fields: CleanArticle) -> Article | None:
     """A visible article in the same partition whose body is the same (normalised)."""
-    return (
+    return _same_body(
+        tenant=tenant,
+        viewer=viewer,
+        content_hash=fields.content_hash,
+        project_id=fields.project_id,
+    )
+
+
+def _same_body(
+    *,
+    tenant: Tenant,
+    viewer: Viewer,
+    content_hash: str,
+    project_id: uuid.UUID | None,
+    exclude_id: uuid.UUID | None = None,
+) -> Article | None:
+    rows = (
         Article.objects.using(PRIMARY)
-        .filter(tenant=tenant, embedding_content_hash=fields.content_hash)
+        .filter(tenant=tenant, embedding_content_hash=content_hash)
         .filter(visible_q(viewer))
-        .filter(project_partition(project_id=fields.project_id))
+        .filter(project_partition(project_id=project_id))
+    )
+    if exclude_id is not None:
+        rows = rows.exclude(pk=exclude_id)
+    return rows.defer("embedding").order_by("created_at", "id").first()
+
+
+def nearest_article(
+    *,
+    tenant: Tenant,
+    viewer: Viewer,
+    project_id: uuid.UUID | None,
+    vector: list[float],
+    exclude_id: uuid.UUID | None = None,
+) -> tuple[Article | None, float]:
+    """The visible article of the partition closest to ``vector`` and its cosine similarity
+    (exact scan), other than ``exclude_id``.
+
+    Exact rather than approximate: the gate must not miss a duplicate the index skipped, and
+    it runs once per write over one tenant's articles.
+    """
+    rows = (
+        Article.objects.using(PRIMARY)
+        .filter(tenant=tenant, embedding__isnull=False)
+        .filter(visible_q(viewer))
+        .filter(project_partition(project_id=project_id))
+    )
+    if exclude_id is not None:
+        rows = rows.exclude(pk=exclude_id)
+    nearest = (
+        rows.annotate(distance=CosineDistance("embedding", vector))
         .defer("embedding")
-        .order_by("created_at", "id")
+        .order_by("distance", "id")
         .first()
     )
+    if nearest is None:
+        return None, 0.0
+    return nearest, 1.0 - float(nearest.distance)
 
 
 class TitledArticle(Protocol):
@@ -181,10 +238,13 @@ def insert_article(
     curated: bool,
     embedding: list[float] | None = None,
 ) -> Article:
-    """Insert a new article with ``status``, unless its title is taken (``TitleTaken``).
+    """Insert a new article with ``status``, unless the tenant or its author is out of article
+    quota (``ArticleQuotaExceeded``) or its title is taken (``TitleTaken``).
 
     Call with :func:`lock_knowledge_writes` held.
     """
+    lock_tenant_article_counts(tenant=tenant)
+    article_admit(tenant=tenant, author_subject_id=fields.author_subject_id)
     ensure_title_free(tenant=tenant, article=fields, status=status)
     now = timezone.now()
     article = Article(
@@ -197,6 +257,7 @@ def insert_article(
         status=status,
         visibility=fields.visibility,
         owner_agent_id=fields.owner_agent_id,
+        author_subject_id=fields.author_subject_id,
         source=fields.source,
         source_memory_id=fields.source_memory_id,
         embedding_content_hash=fields.content_hash,
@@ -265,13 +326,17 @@ def article_create(
     owner_agent_id: str = "",
     source: str = "manual",
     source_memory_id: uuid.UUID | None = None,
+    author_subject_id: str | None = None,
 ) -> Proposal:
     """Create an article directly, with the status the curator chose (no similarity gate).
 
     Still deduplicated by exact content: a visible article of the same partition with the
     same normalised body is returned as ``duplicate`` and nothing is written. The vector is
-    filled in after commit by ``knowledge.embed_articles``. Raises ``TitleTaken`` (409) when a
-    non-archived article already has the title, ``InvalidArticle``/``InvalidProjectId`` (422).
+    filled in after commit by ``knowledge.embed_articles``. The article is charged to the
+    viewer's subject, or to ``author_subject_id`` when given (an import). Raises
+    ``ArticleQuotaExceeded`` (409) past the tenant's or the author's article quota,
+    ``TitleTaken`` (409) when a non-archived article already has the title,
+    ``InvalidArticle``/``InvalidProjectId`` (422).
     """
     fields = clean_article(
         tenant=tenant,
@@ -285,6 +350,7 @@ def article_create(
         owner_agent_id=owner_agent_id,
         source=source,
         source_memory_id=source_memory_id,
+        author_subject_id=author_subject_id,
     )
     status = clean_status(status)
     with title_violation_as_taken(fields.title), write_transaction():
@@ -336,6 +402,83 @@ def _apply_changes(
     return text_changed
 
 
+def _edited_text(
+    *, tenant: Tenant, viewer: Viewer, article_id: uuid.UUID, changes: ArticleChanges
+) -> str | None:
+    """The embedding text an agent's edit would give the article, when it changes the text;
+    read unlocked (the write re-checks it under the lock)."""
+    if not viewer.is_agent or (changes.title is None and changes.body is None):
+        return None
+    current = (
+        Article.objects.using(PRIMARY)
+        .filter(tenant=tenant, pk=article_id, owner_agent_id=viewer.subject_id)
+        .filter(visible_q(viewer))
+        .values_list("title", "body")
+        .first()
+    )
+    if current is None:
+        return None  # the write answers 404, 403 or 409 under the lock, embedding nothing
+    title = clean_title(changes.title) if changes.title is not None else current[0]
+    body = clean_body(changes.body) if changes.body is not None else current[1]
+    if (title, body) == current:
+        return None
+    return article_embedding_text(title=title, body=body)
+
+
+def _embed_edit(*, tenant: Tenant, text: str) -> list[float]:
+    """The edit's vector for the gate, embedded before any lock is taken; the gate falls
+    open (503, nothing written) when embeddings are unavailable, as for a new proposal."""
+    try:
+        return embed_query(tenant_embedding_config(tenant=tenant), text)
+    except EmbeddingsUnavailable as exc:
+        emit(
+            "knowledge_gate.unavailable",
+            {"count": 1},
+            {"tenant_id": str(tenant.pk), "reason": str(exc.reason)},
+        )
+        raise GateUnavailable(
+            "The novelty gate cannot check this edit while embeddings are unavailable; "
+            "nothing was written. Retry once they recover.",
+            details={"reason": str(exc.reason)},
+        ) from exc
+
+
+def _refuse_if_known(
+    *, tenant: Tenant, viewer: Viewer, article: Article, vector: list[float] | None
+) -> None:
+    """The novelty gate's "already known" verdicts, applied to an edited text against every
+    other article the editor can see in its partition: the same body is 409 ``duplicate``
+    (every editor, as for a create); for an agent, a paraphrase at or above
+    ``KNOWLEDGE_DEDUPE_THRESHOLD`` is 409 ``deduplicated``. Nothing is written either way."""
+    same = _same_body(
+        tenant=tenant,
+        viewer=viewer,
+        content_hash=embedding_content_hash(article.body),
+        project_id=article.project_id,
+        exclude_id=article.pk,
+    )
+    if same is not None:
+        raise DuplicateEdit(
+            "This edit would repeat an article you can already read; nothing was changed.",
+            details={"article_id": str(same.pk)},
+        )
+    if vector is None:
+        return
+    neighbour, similarity = nearest_article(
+        tenant=tenant,
+        viewer=viewer,
+        project_id=article.project_id,
+        vector=vector,
+        exclude_id=article.pk,
+    )
+    if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
+        raise DuplicateEdit(
+            "This edit would paraphrase an article you can already read; nothing was changed.",
+            code=KnowledgeErrorCode.DEDUPLICATED,
+            details={"article_id": str(neighbour.pk), "similarity": round(similarity, 4)},
+        )
+
+
 def article_update(
     *,
     tenant: Tenant,
@@ -348,11 +491,18 @@ def article_update(
 
     Agents may edit only articles they own (403 ``not_article_owner``); a stale ``version``
     is 409 ``version_conflict`` with the current version in ``details``. A changed title or
-    body clears the vector and re-embeds it after commit. Edits never re-run the gate.
+    body goes through the novelty gate against the other articles the editor can see
+    (``_refuse_if_known``: 409 ``duplicate`` or, for agents, ``deduplicated``; 503
+    ``gate_unavailable`` when an agent's edit cannot be embedded), and is re-embedded: an
+    agent's edit stores the vector the gate computed, a curator's is embedded after commit.
     """
+    edited_text = _edited_text(tenant=tenant, viewer=viewer, article_id=article_id, changes=changes)
+    vector = None if edited_text is None else _embed_edit(tenant=tenant, text=edited_text)
     with title_violation_as_taken(changes.title or ""), write_transaction():
         moves_title = changes.title is not None or changes.visibility is not None
-        if moves_title:
+        # A new text is checked against the others under the lock every gated write takes,
+        # so two edits (or an edit and a proposal) cannot both pass as each other's novelty.
+        if moves_title or changes.body is not None:
             lock_knowledge_writes(tenant=tenant)
         article = _locked_unarchived(
             tenant=tenant, viewer=viewer, article_id=article_id, action="edited"
@@ -367,6 +517,17 @@ def article_update(
         text_changed = _apply_changes(
             tenant=tenant, viewer=viewer, article=article, changes=changes
         )
+        if text_changed:
+            if vector is not None and edited_text != article_embedding_text(
+                title=article.title, body=article.body
+            ):
+                # The text changed between the unlocked read and the lock: the vector is
+                # of another text. The version check passed, so this is a race lost.
+                raise VersionConflict(
+                    "The article changed while your edit was checked; re-read it and retry.",
+                    details={"current_version": article.version, "your_version": version},
+                )
+            _refuse_if_known(tenant=tenant, viewer=viewer, article=article, vector=vector)
         if moves_title:
             ensure_title_free(
                 tenant=tenant, article=article, status=article.status, exclude_id=article.pk
@@ -387,11 +548,12 @@ def article_update(
             "curated",
         ]
         if text_changed:
-            article.embedding = None
-            article.embedded_at = None
+            article.embedding = vector
+            article.embedded_at = None if vector is None else timezone.now()
             article.embedding_content_hash = embedding_content_hash(article.body)
             update_fields += ["embedding", "embedded_at"]
-            enqueue_article_embedding([article.pk])
+            if vector is None:
+                enqueue_article_embedding([article.pk])
         article.version += 1
         article.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
         article.save(update_fields=update_fields)
@@ -467,6 +629,7 @@ def articles_delete_for_memories(
     """
     if not memory_ids:
         return []
+    lock_tenant_article_counts(tenant=tenant)  # before any article row: see the function
     doomed = list(
         Article.objects.select_for_update()
         .filter(tenant=tenant, source_memory_id__in=list(memory_ids))

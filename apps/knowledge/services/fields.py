@@ -41,6 +41,8 @@ class CleanArticle:
     owner_agent_id: str
     source: str
     source_memory_id: uuid.UUID | None
+    #: Who is charged for it under the per-author quota ("" = nobody: the tenant's alone).
+    author_subject_id: str
 
     @property
     def content_hash(self) -> str:
@@ -86,7 +88,7 @@ def clean_choice(field: str, value: object, choices: Sequence[str]) -> str:
     return value
 
 
-def clean_tags(tags: Sequence[str]) -> list[str]:
+def _clean_tags(tags: Sequence[str]) -> list[str]:
     """Lowercased, whitespace-collapsed, de-duplicated (first occurrence kept).
 
     Alias tags (``alias:<phrase>``) are normalised the same way the search normalises a query,
@@ -147,7 +149,7 @@ def clean_visibility(visibility: object) -> str:
     return clean_choice("visibility", visibility, ArticleVisibility.values)
 
 
-def clean_source(source: object) -> str:
+def _clean_source(source: object) -> str:
     return clean_choice("source", source, ArticleSource.values)
 
 
@@ -160,7 +162,7 @@ def clean_tags_for(
 ) -> list[str]:
     """The cleaned tags, refused (403 ``alias_tag_reserved``) when they add an alias tag the
     viewer may not add."""
-    cleaned = clean_tags(tags)
+    cleaned = _clean_tags(tags)
     ensure_alias_tags_allowed(viewer=viewer, tags=cleaned, existing=existing)
     return cleaned
 
@@ -194,7 +196,10 @@ def clean_article(
     owner_agent_id: str,
     source: object,
     source_memory_id: uuid.UUID | None,
+    author_subject_id: str | None = None,
 ) -> CleanArticle:
+    """The fields, checked; the author is the viewer's subject unless ``author_subject_id``
+    names another (an import charges an article to the agent that owned it)."""
     # The order of the checks decides which error a body with several bad fields gets.
     cleaned_visibility = clean_visibility(visibility)
     cleaned_tags = clean_tags_for(viewer=viewer, tags=tags)
@@ -208,6 +213,7 @@ def clean_article(
         owner_agent_id=clean_owner(
             viewer=viewer, visibility=cleaned_visibility, owner_agent_id=owner_agent_id
         ),
-        source=clean_source(source),
+        source=_clean_source(source),
         source_memory_id=source_memory_id,
+        author_subject_id=viewer.subject_id if author_subject_id is None else author_subject_id,
     )

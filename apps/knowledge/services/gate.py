@@ -22,14 +22,11 @@ import uuid
 from collections.abc import Sequence
 
 from django.conf import settings
-from pgvector.django import CosineDistance
 
-from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import write_transaction
 from apps.core.telemetry import emit
 from apps.knowledge.exceptions import GateUnavailable
 from apps.knowledge.models import (
-    Article,
     ArticleSource,
     ArticleStatus,
     ArticleVisibility,
@@ -41,38 +38,16 @@ from apps.knowledge.services.articles import (
     exact_duplicate,
     insert_article,
     link_articles,
+    nearest_article,
     title_violation_as_taken,
 )
-from apps.knowledge.services.fields import CleanArticle, clean_article
+from apps.knowledge.services.fields import clean_article
 from apps.knowledge.services.locks import lock_knowledge_writes
-from apps.knowledge.viewer import Viewer, visible_q
-from apps.projects.scoping import project_partition
+from apps.knowledge.services.quota import article_admit
+from apps.knowledge.viewer import Viewer
 from apps.providers.embeddings import EmbeddingsUnavailable, embed_query
 from apps.tenancy.models import Tenant
 from apps.tenancy.selectors import tenant_embedding_config
-
-
-def _nearest(
-    *, tenant: Tenant, viewer: Viewer, fields: CleanArticle, vector: list[float]
-) -> tuple[Article | None, float]:
-    """The visible article closest to ``vector`` and its cosine similarity (exact scan).
-
-    Exact rather than approximate: the gate must not miss a duplicate the index skipped, and
-    it runs once per write over one tenant's articles.
-    """
-    nearest = (
-        Article.objects.using(PRIMARY)
-        .filter(tenant=tenant, embedding__isnull=False)
-        .filter(visible_q(viewer))
-        .filter(project_partition(project_id=fields.project_id))
-        .annotate(distance=CosineDistance("embedding", vector))
-        .defer("embedding")
-        .order_by("distance", "id")
-        .first()
-    )
-    if nearest is None:
-        return None, 0.0
-    return nearest, 1.0 - float(nearest.distance)
 
 
 def _report(tenant: Tenant, verdict: str, similarity: float | None, source: str) -> None:
@@ -107,7 +82,9 @@ def propose_article(
     article. An agent viewer always owns what it proposes (``owner_agent_id`` is its subject).
     The candidate is embedded synchronously and its vector stored on the created row.
 
-    Raises ``GateUnavailable`` (503) when embeddings are unavailable, ``TitleTaken`` (409)
+    Raises ``ArticleQuotaExceeded`` (409) when the tenant or the viewer's subject stores its
+    quota of articles (checked before the embedding too, so a subject out of quota spends
+    none), ``GateUnavailable`` (503) when embeddings are unavailable, ``TitleTaken`` (409)
     when an article the viewer can see in the same title namespace has the title, and
     ``InvalidArticle``/``InvalidProjectId`` (422) for bad input, in every case writing nothing.
     """
@@ -129,6 +106,9 @@ def propose_article(
     if duplicate is not None:
         _report(tenant, Verdict.DUPLICATE, None, fields.source)
         return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
+    # Cheap pre-check too: a subject out of quota never spends an embedding. The insert checks
+    # again under the lock.
+    article_admit(tenant=tenant, author_subject_id=fields.author_subject_id)
     # Embedded outside the transaction: no lock or connection is held across a provider call.
     try:
         vector = embed_query(tenant_embedding_config(tenant=tenant), fields.embedding_text)
@@ -150,7 +130,9 @@ def propose_article(
         if duplicate is not None:
             _report(tenant, Verdict.DUPLICATE, None, fields.source)
             return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
-        neighbour, similarity = _nearest(tenant=tenant, viewer=viewer, fields=fields, vector=vector)
+        neighbour, similarity = nearest_article(
+            tenant=tenant, viewer=viewer, project_id=fields.project_id, vector=vector
+        )
         if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
             _report(tenant, Verdict.DEDUPLICATED, similarity, fields.source)
             return Proposal(verdict=Verdict.DEDUPLICATED, created=False, article=neighbour)

@@ -29,7 +29,9 @@ def article_open(
     """The article with its body and visible links, recorded as ``opened`` by this viewer.
 
     ``search_id`` attributes the open to the search that surfaced it, when the client says
-    so. Invisible, foreign and missing articles are the same 404, and record nothing.
+    so; it must be the viewer's own search that surfaced this article, else 422
+    ``not_surfaced`` (see ``record_opened``). Invisible, foreign and missing articles are the
+    same 404. Neither error records anything.
     """
     article = article_get(tenant=tenant, viewer=viewer, article_id=article_id)
     record_opened(

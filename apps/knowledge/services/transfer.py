@@ -90,6 +90,8 @@ def _import_one(
             owner_agent_id=record.owner_agent_id,
             source=record.source,
             source_memory_id=source_memory_id,
+            # Charged to the agent that owned it, as restored articles are; nobody's if none.
+            author_subject_id=record.owner_agent_id,
         )
     except ValueError:
         return ImportOutcome(
@@ -188,6 +190,9 @@ def _article_from_snapshot(*, tenant: Tenant, snapshot: ArticleSnapshot) -> Arti
         status=record.status,
         visibility=record.visibility,
         owner_agent_id=record.owner_agent_id,
+        # The format does not carry the author: an article is charged to the agent owning it,
+        # as migration 0005 charged the articles it found.
+        author_subject_id=record.owner_agent_id,
         source=record.source,
         source_memory_id=uuid.UUID(record.source_memory_id) if record.source_memory_id else None,
         embedding=state.embedding,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from apps.core.api.fields import TimestampField
@@ -57,6 +58,26 @@ class SessionTurnOutputSerializer(serializers.Serializer[Any]):
     expires_at = TimestampField()
     occurred_at = TimestampField()
     created_at = TimestampField()
+
+
+class MemoryWrittenSerializer(MemoryOutputSerializer):
+    tier = serializers.ChoiceField(choices=["long_term"])
+
+
+class SessionTurnWrittenSerializer(SessionTurnOutputSerializer):
+    tier = serializers.ChoiceField(choices=["session"])
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="MemoryWriteResult",
+        serializers={"long_term": MemoryWrittenSerializer, "session": SessionTurnWrittenSerializer},
+        resource_type_field_name="tier",
+    )
+)
+class MemoryWrittenField(serializers.DictField):
+    """One written item as a write answers it: a memory (``tier: long_term``) or a session
+    turn (``tier: session``). Rendered by the view; the field only types it for OpenAPI."""
 
 
 class ListMetaSerializer(serializers.Serializer[dict[str, Any]]):

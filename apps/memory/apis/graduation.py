@@ -77,10 +77,14 @@ class MemoryGraduateApi(TenantApi):
 
         201 with a new article (`created`, or `gated_to_draft` for a near-duplicate draft);
         200 when it was already represented (`duplicate`, `deduplicated`) or already
-        graduated. `re_scope: "global"` makes a project memory tenant-wide on its first
+        graduated. A memory whose article was deleted since (a forget of the article's
+        source, which may be a peer's memory it was deduplicated into) graduates afresh.
+        `re_scope: "global"` makes a project memory tenant-wide on its first
         graduation only (else 409 `already_graduated`). The article is owner-visible. 503
         `gate_unavailable` when embeddings are down (nothing stamped; retry). 409 `forgotten`
-        when the subject forgot this text (a row an import brought back).
+        when the subject forgot this text (a row an import brought back). 409
+        `article_quota_exceeded` when you or the tenant already store the article quota
+        (`details.scope`: `author` or `tenant`; nothing stamped).
         """
         payload = MemoryGraduateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

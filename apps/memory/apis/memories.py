@@ -1,10 +1,8 @@
-"""Long-term memories: write one, write a batch, list, forget (/api/v1/memory, /memory/batch,
-/memory/{id})."""
+"""Long-term memories: write one, write a batch, list (/api/v1/memory, /memory/batch)."""
 
 from __future__ import annotations
 
-import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema
@@ -21,19 +19,18 @@ from apps.core.api.fields import (
     ProjectIdField,
     TimestampField,
 )
-from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS, ErrorSerializer, render_many
+from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS, render_many
 from apps.memory.apis.common import (
     ListMetaSerializer,
     MemoryOutputSerializer,
+    MemoryWrittenField,
     SessionTurnOutputSerializer,
 )
 from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
-from apps.memory.selectors import memory_list, memory_list_all_subjects, memory_provenance
+from apps.memory.selectors import memory_list, memory_list_all_subjects
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,
-    memory_forget,
-    memory_forget_any,
     memory_supersede,
     memory_write_batch,
 )
@@ -47,12 +44,42 @@ class MemoryListOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class MemoryWriteOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data: Any = serializers.DictField(help_text="The memory (long_term) or the turn (session).")
+    data: Any = MemoryWrittenField(help_text="The memory (long_term) or the turn (session).")
     meta = serializers.DictField()
+
+
+#: The session tier's rule in the schema: a turn names when it expires (422
+#: ``expires_at_required`` without either field).
+EXPIRY_REQUIRED: list[dict[str, Any]] = [
+    {"required": ["expires_at"]},
+    {"required": ["ttl_seconds"]},
+]
 
 
 class MemoryWriteInputSerializer(InputSerializer):
     """One write. ``tier`` picks the fields that apply; scope fields in a body are ignored."""
+
+    # The cross-field rules validate() applies, for the request schema: a long-term write has
+    # a non-blank text; a turn has its session, content and expiry. (A pattern, not an enum,
+    # picks the tier: drf-spectacular would name an enum here as a component of its own.)
+    request_schema_rules: ClassVar[dict[str, Any]] = {
+        "anyOf": [
+            {
+                "not": {"required": ["tier"]},
+                "properties": {"text": {"pattern": r"\S"}},
+                "required": ["text"],
+            },
+            {
+                "properties": {"tier": {"pattern": "^long_term$"}, "text": {"pattern": r"\S"}},
+                "required": ["tier", "text"],
+            },
+            {
+                "properties": {"tier": {"pattern": "^session$"}},
+                "required": ["tier", "session_id", "content"],
+                "anyOf": EXPIRY_REQUIRED,
+            },
+        ]
+    }
 
     tier = serializers.ChoiceField(
         choices=["long_term", "session"],
@@ -86,6 +113,8 @@ class MemoryWriteInputSerializer(InputSerializer):
     session_id = serializers.CharField(
         required=False,
         max_length=SESSION_ID_MAX_LENGTH,
+        # An id is kept exactly as given: the URL form keeps " a" too.
+        trim_whitespace=False,
         help_text="tier=session. Deprecated on a single write: the session is the URL of "
         "POST /api/v1/memory/sessions/{session_id}/turns.",
     )
@@ -234,11 +263,14 @@ class MemoryListApi(TenantApi):
 
         Long-term: `text` (≤ MEMORY_TEXT_MAX_CHARS), optional `tags`, `metadata`, `project_id`
         (validated against the tenant: 422 `invalid_project_id`) and `supersedes` (the id of
-        the caller's live memory this one replaces). Session (**deprecated** here: use
+        the caller's live memory this one replaces; the old version is kept as history, and
+        past `ENGRAM_MEMORY_QUOTA_SUPERSEDED_ROWS` kept versions it is 409
+        `history_quota_exceeded`). Session (**deprecated** here: use
         `POST /api/v1/memory/sessions/{session_id}/turns`, which takes the same turn fields
         and answers the same body): `tier: "session"`, `session_id`, `content` (≤ 100 KB),
-        `role`, and `expires_at` or `ttl_seconds`. Over quota → 409 `quota_exceeded`; over
-        the write rate → 429 `rate_limited` with `Retry-After`.
+        `role`, and `expires_at` or `ttl_seconds`. Over quota → 409 `quota_exceeded` (live
+        memories) or `session_quota_exceeded` (stored turns or bytes); over the write rate →
+        429 `rate_limited` with `Retry-After`.
         """
         payload = MemoryWriteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -282,9 +314,15 @@ class MemoryListApi(TenantApi):
         )
 
 
+class MemoryBatchMetaSerializer(serializers.Serializer[dict[str, Any]]):
+    written = serializers.IntegerField(help_text="Items written: every item of the batch.")
+
+
 class MemoryBatchOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data: Any = serializers.ListField(child=serializers.DictField())
-    meta = serializers.DictField()
+    data: Any = serializers.ListField(
+        child=MemoryWrittenField(), help_text="The written items, in the order they were sent."
+    )
+    meta = MemoryBatchMetaSerializer()
 
 
 class MemoryBatchApi(TenantApi):
@@ -315,101 +353,3 @@ class MemoryBatchApi(TenantApi):
         return Response(
             {"data": data, "meta": {"written": len(data)}}, status=status.HTTP_201_CREATED
         )
-
-
-class MemoryDerivedFromOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    source = serializers.ChoiceField(choices=MemorySource.values)  # type: ignore[assignment]
-    session_id = serializers.CharField(allow_null=True)
-    turn_seqs = serializers.ListField(child=serializers.IntegerField())
-    turns_present = serializers.ListField(
-        child=serializers.IntegerField(),
-        help_text="The seqs of turn_seqs still held (turns expire with their session TTL).",
-    )
-    compiler = serializers.CharField(allow_null=True)
-    supersedes = serializers.ListField(child=serializers.UUIDField())
-
-
-class MemoryDerivedArticleOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    id = serializers.UUIDField()
-    title = serializers.CharField()
-    status = serializers.CharField()
-    visibility = serializers.CharField()
-    relation = serializers.ChoiceField(choices=["graduated", "deduplicated_into"])
-
-
-class MemoryProvenanceOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    derived_from = MemoryDerivedFromOutputSerializer()
-    derived_to = MemoryDerivedArticleOutputSerializer(many=True)
-
-
-class MemoryDetailDataOutputSerializer(MemoryOutputSerializer):
-    provenance = MemoryProvenanceOutputSerializer()
-
-
-class MemoryDetailOutputSerializer(serializers.Serializer[dict[str, Any]]):
-    data: Any = MemoryDetailDataOutputSerializer()
-    meta = serializers.DictField()
-
-
-class MemoryDetailApi(TenantApi):
-    rate_limit_exempt = {"GET": "one row by id, with its provenance"}
-
-    @extend_schema(
-        operation_id="memory_get",
-        responses={200: MemoryDetailOutputSerializer, **COMMON_ERRORS, 404: ErrorSerializer},
-        tags=["memory"],
-    )
-    def get(self, request: Request, memory_id: uuid.UUID) -> Response:
-        """One of the caller's memories with its provenance.
-
-        `provenance.derived_from`: its source, the session and turn seqs it was promoted
-        from (and which of them still exist), the compiler, and the versions it superseded.
-        `provenance.derived_to`: the article graduated from it (`graduated`) or the existing
-        article its graduation was deduplicated into. A superadmin impersonating the tenant
-        may read any subject's memory; another subject's id is the same 404 as a missing one.
-        """
-        provenance = memory_provenance(
-            tenant=self.scope.tenant,
-            subject_id=None if self.scope.is_superadmin else self.scope.subject_id,
-            memory_id=memory_id,
-        )
-        data = {
-            **MemoryOutputSerializer(provenance.memory).data,
-            "provenance": {
-                "derived_from": provenance.derived_from(),
-                "derived_to": [
-                    {
-                        "id": str(article.id),
-                        "title": article.title,
-                        "status": article.status,
-                        "visibility": article.visibility,
-                        "relation": article.relation,
-                    }
-                    for article in provenance.derived_to
-                ],
-            },
-        }
-        return Response({"data": data, "meta": {}})
-
-    @extend_schema(
-        operation_id="memory_forget",
-        responses={204: None, **WRITE_ERRORS},
-        tags=["memory"],
-    )
-    @idempotent
-    def delete(self, request: Request, memory_id: uuid.UUID) -> Response:
-        """Forget one of the caller's memories (and the older versions it superseded).
-
-        The forget cascades: articles graduated from those rows are deleted, and a tombstone
-        of each row's content fingerprint (never its text) keeps promotion and graduation from
-        re-creating it; an explicit write of the same text later removes the tombstone. A
-        superadmin impersonating a tenant may forget any subject's memory. Another
-        subject's or tenant's id is the same 404 as a missing one.
-        """
-        if self.scope.is_superadmin:
-            memory_forget_any(tenant=self.scope.tenant, memory_id=memory_id)
-        else:
-            memory_forget(
-                tenant=self.scope.tenant, subject_id=self.scope.subject_id, memory_id=memory_id
-            )
-        return Response(status=status.HTTP_204_NO_CONTENT)

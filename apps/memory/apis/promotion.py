@@ -50,8 +50,10 @@ class MemoryPromoteApi(TenantApi):
         """Compile one of the caller's sessions into long-term memories, in the background.
 
         202 says what was enqueued (or why nothing was: `unchanged` since the last promotion,
-        `too_few_turns`, `already_queued`). Over the tenant's hourly budget → 429
-        `budget_exceeded` with `Retry-After`, and no LLM call is made.
+        `too_few_turns`, `already_queued`). Over your share of the hourly budget
+        (`ENGRAM_PROMOTION_SUBJECT_BUDGET_PER_HOUR`) or the tenant's whole budget → 429
+        `budget_exceeded` (`details.scope`: `subject` or `tenant`) with `Retry-After`, and no
+        LLM call is made.
         """
         payload = MemoryPromoteInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -78,7 +78,14 @@ class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
     reason = serializers.CharField(allow_null=True)
     underfilled = serializers.BooleanField()
     strategy = serializers.CharField()
-    ann_iterative_scan = serializers.CharField(required=False)
+    ann_iterative_scan = serializers.CharField(
+        required=False,
+        help_text="`off` (exact scan), `applied` (HNSW with pgvector's iterative scan) or "
+        "`unavailable` (HNSW without it: the server's pgvector lacks it); vector reads only.",
+    )
+    ann_iterative_scan_reason = serializers.CharField(
+        required=False, help_text="Why the iterative scan was `unavailable`; only then."
+    )
     mode = serializers.ChoiceField(choices=RECALL_MODES)
     degraded_reason = serializers.CharField(
         allow_null=True,

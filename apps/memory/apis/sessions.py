@@ -4,8 +4,10 @@ appended (…/turns), read in order, cleared, or trimmed one turn at a time (…
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
+from urllib.parse import unquote
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -17,26 +19,74 @@ from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS
 from apps.memory.apis.common import (
     ListMetaSerializer,
     SessionTurnOutputSerializer,
+    SessionTurnWrittenSerializer,
 )
 from apps.memory.apis.memories import (
+    EXPIRY_REQUIRED,
     SESSION_TURN_FIELDS,
     MemoryWriteInputSerializer,
     session_turn_validate,
     session_turn_write,
 )
 from apps.memory.selectors import session_history
-from apps.memory.services import session_clear, session_turn_delete
+from apps.memory.services import session_clear, session_id_validate, session_turn_delete
 from apps.tenancy.api_base import MEMORY_WRITE, TenantApi, idempotent
 
-SESSION_ID_PARAMETER = OpenApiParameter("session_id", str, OpenApiParameter.PATH)
+SESSION_ID_PARAMETER = OpenApiParameter(
+    "session_id",
+    str,
+    OpenApiParameter.PATH,
+    description="1–200 characters of printable text (no control characters, not only "
+    "whitespace; else 422 `invalid_session_id`). The segment is percent-decoded once more "
+    "after HTTP's own decoding, so an id holding `%` or `/`, or the id `.` or `..`, is "
+    "escaped first (`%` → `%25`, `/` → `%2F`, each dot of `.`/`..` → `%2E`) and then "
+    "percent-encoded as usual: `team/a` is sent as `team%252Fa`.",
+)
+
+
+class SessionIdConverter:
+    """A session id as one URL path segment, decoded once more after HTTP's decoding.
+
+    The WSGI server percent-decodes the path before Django routes it, so ``%2F`` is already a
+    ``/`` that splits the path, and HTTP stacks resolve ``.`` and ``..`` segments away. The
+    id is therefore escaped once before its ordinary percent-encoding (``%`` → ``%25``, ``/``
+    → ``%2F``, a dot-only id's dots → ``%2E``) and unescaped here. An id without those
+    characters reads the same either way, so a client that encodes once still works for it.
+    An empty segment reaches the view, which refuses it like any other invalid id.
+    """
+
+    regex = "[^/]*"
+
+    def to_python(self, value: str) -> str:
+        # Undecodable bytes become lone surrogates, which session_id_validate refuses.
+        return unquote(value, errors="surrogateescape")
+
+    def to_url(self, value: str) -> str:
+        """The escaped id; ``reverse()`` percent-encodes it (``%`` too) as it does any path."""
+        escaped = value.replace("%", "%25").replace("/", "%2F")
+        return escaped.replace(".", "%2E") if escaped in {".", ".."} else escaped
+
+
+class SessionHistoryMetaSerializer(ListMetaSerializer):
+    limit = serializers.IntegerField(
+        help_text="The page's size: the limit asked for, cut to "
+        f"{settings.SESSION_HISTORY_MAX_TURNS} turns."
+    )
+    next_offset = serializers.IntegerField(
+        allow_null=True,
+        help_text="The offset of the next page; null after the last. A page may hold fewer "
+        "turns than its limit (it stops before ENGRAM_SESSION_HISTORY_PAGE_MAX_BYTES).",
+    )
 
 
 class SessionHistoryOutputSerializer(serializers.Serializer[dict[str, Any]]):
     data: Any = SessionTurnOutputSerializer(many=True)
-    meta = ListMetaSerializer()
+    meta = SessionHistoryMetaSerializer()
 
 
 class SessionHistoryFilterSerializer(InputSerializer):
+    # Up to 1000 is accepted, as before the page was bounded; the page holds at most
+    # SESSION_HISTORY_MAX_TURNS, and meta.limit says so.
     limit = LimitField(default=200, max_value=1000)
     offset = OffsetField()
 
@@ -60,6 +110,8 @@ class SessionTurnCreateInputSerializer(InputSerializer):
     """One turn for the session the URL names: the turn fields of a tier=session write, with
     the same rules and error codes. A session_id, tier or scope field in the body is ignored."""
 
+    request_schema_rules: ClassVar[dict[str, Any]] = {"anyOf": EXPIRY_REQUIRED}
+
     @override
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         # The fields are MemoryWriteInputSerializer's own (one declaration, one validation);
@@ -73,10 +125,6 @@ class SessionTurnCreateInputSerializer(InputSerializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         session_turn_validate(attrs, required=())
         return attrs
-
-
-class SessionTurnWrittenSerializer(SessionTurnOutputSerializer):
-    tier = serializers.ChoiceField(choices=["session"])
 
 
 class SessionTurnCreateOutputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -101,12 +149,16 @@ class SessionTurnListApi(TenantApi):
         `content` (≤ 100 KB: 422 `content_too_large`), `role` (default `user`), `metadata`,
         `occurred_at`, and `expires_at` or `ttl_seconds` (422 `expires_at_required` without
         either; an `expires_at` in the past or beyond `ENGRAM_SESSION_MAX_TTL_SECONDS` is
-        `invalid_expires_at`). The session is the URL's (a blank one or one over 200
-        characters is 422 `invalid_session_id`); a `session_id` in the body is ignored, like
-        every scope field. Replaces the deprecated `POST /api/v1/memory` with `tier:
-        "session"`, with the same 201 body, quota (409 `quota_exceeded`) and write rate (429
-        `rate_limited` with `Retry-After`).
+        `invalid_expires_at`). The session is the URL's (one no session may have, such as a
+        blank one or one over 200 characters, is 422 `invalid_session_id`); a `session_id` in
+        the body is ignored, like every scope field. Past the subject's stored turns or bytes
+        (`ENGRAM_SESSION_QUOTA_TURNS`, `ENGRAM_SESSION_QUOTA_BYTES`) it is 409
+        `session_quota_exceeded` (`details.bound`: `turns` or `bytes`) and nothing is written;
+        clearing sessions makes room. Replaces the deprecated `POST /api/v1/memory` with
+        `tier: "session"`, with the same 201 body, quota and write rate (429 `rate_limited`
+        with `Retry-After`).
         """
+        session_id_validate(session_id)
         payload = SessionTurnCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = session_turn_write(self.scope, {**payload.validated_data, "session_id": session_id})
@@ -125,7 +177,15 @@ class SessionHistoryApi(TenantApi):
         tags=["memory"],
     )
     def get(self, request: Request, session_id: str) -> Response:
-        """The caller's own turns of one session, in the order they were appended."""
+        """The caller's own turns of one session, in the order they were appended.
+
+        An unknown session (or another subject's) is an empty page; an id no session may have
+        is 422 `invalid_session_id`, as on every session endpoint. A page holds at most 200
+        turns (`meta.limit`) and stops before the turn that would take it past
+        `ENGRAM_SESSION_HISTORY_PAGE_MAX_BYTES` of content and metadata (1 MiB; a larger turn
+        is a page of its own). Continue at `meta.next_offset` until it is null.
+        """
+        session_id_validate(session_id)
         filters = SessionHistoryFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         page = session_history(
@@ -135,7 +195,10 @@ class SessionHistoryApi(TenantApi):
             **filters.validated_data,
         )
         return Response(
-            {"data": SessionTurnOutputSerializer(page.results, many=True).data, "meta": page.meta}
+            {
+                "data": SessionTurnOutputSerializer(page.results, many=True).data,
+                "meta": {**page.meta, "next_offset": page.next_offset},
+            }
         )
 
     @extend_schema(

@@ -8,6 +8,9 @@ from dataclasses import replace
 
 from django.conf import settings
 
+from apps.memory.promotion.heuristic.conversation import speakers
+from apps.memory.promotion.heuristic.levels import ADVERSARIAL_TURNS
+from apps.memory.promotion.heuristic.safety import is_injection, looks_secret
 from apps.memory.promotion.parser import parse_candidates
 from apps.memory.promotion.prompt import JSON_SCHEMA, SCHEMA_NAME, SYSTEM_PROMPT, build_user_prompt
 from apps.memory.promotion.types import RECALLED_CONTEXT_KEY, Candidate, Turn
@@ -70,22 +73,47 @@ def _with_window_provenance(candidates: list[Candidate], turns: Sequence[Turn]) 
     ]
 
 
+def _screened(turns: Sequence[Turn]) -> list[Turn] | None:
+    """The turns a model may read, by the heuristic's own rule: a turn of a speaking role that
+    tries to instruct the system is left out whole, and a session with ``ADVERSARIAL_TURNS``
+    such turns is not compiled at all (``None``)."""
+    # In a conversation between named people both sides speak for themselves.
+    spoken = ("user", "fact", "assistant") if speakers(turns) is not None else ("user", "fact")
+    injected = [turn.role in spoken and is_injection(turn.content) for turn in turns]
+    if sum(injected) >= ADVERSARIAL_TURNS:
+        return None
+    return [turn for turn, dropped in zip(turns, injected, strict=True) if not dropped]
+
+
+def safe_candidates(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Every compiler's candidates without the ones that carry a secret or try to instruct
+    the system: the heuristic's sentence filters, applied to what any compiler proposes. A
+    model can paraphrase a secret out of a turn or write an instruction of its own, so its
+    output is filtered like a transcript sentence: dropped, never redacted and kept."""
+    return [c for c in candidates if not looks_secret(c.text) and not is_injection(c.text)]
+
+
 def compile_turns(turns: Sequence[Turn], *, llm: LLMConfig) -> list[Candidate]:
-    """Candidates for ``turns`` (already windowed and stripped of recalled context)."""
+    """Candidates for ``turns`` (already windowed and stripped of recalled context), through
+    the same safety filters whichever compiler runs (:func:`safe_candidates`)."""
     if not turns:
         return []
     if llm.provider == "heuristic":
         from apps.memory.promotion.heuristic import extract_candidates
 
-        return extract_candidates(turns)
+        return safe_candidates(extract_candidates(turns))
+    screened = _screened(turns)
+    if not screened:
+        # Adversarial (or nothing left to read): no model call is spent on it.
+        return []
     try:
         raw = complete_json(
             llm,
             system=SYSTEM_PROMPT,
-            user=build_user_prompt(turns),
+            user=build_user_prompt(screened),
             json_schema=JSON_SCHEMA,
             schema_name=SCHEMA_NAME,
         )
     except LLMUnavailable as exc:
         raise CompileFailed(exc.reason) from exc
-    return _with_window_provenance(parse_candidates(raw), turns)
+    return safe_candidates(_with_window_provenance(parse_candidates(raw), screened))

@@ -20,8 +20,10 @@ from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking
 from apps.memory.selectors.recall.scope import recall_scope, reset_scope_templates
 from apps.memory.selectors.scope_usage import (
     ADMISSION_SQL,
+    SessionUsage,
     memory_live_count,
     memory_scope_admission,
+    session_scope_usage,
 )
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "Keywords",
     "RecallHit",
     "RecallResult",
+    "SessionUsage",
     "fuse",
     "keyword_ranking",
     "memory_list",
@@ -43,5 +46,6 @@ __all__ = [
     "recall_scope",
     "reset_scope_templates",
     "session_history",
+    "session_scope_usage",
     "validate_recall_query",
 ]

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -83,14 +85,60 @@ def memory_list_all_subjects(
     return paginate(queryset, limit=limit, offset=offset)
 
 
+@dataclass(frozen=True)
+class SessionHistoryPage(Page[SessionMemory]):
+    """A page of turns, which may hold fewer than asked for: ``next_offset`` is where the next
+    page starts, None after the last."""
+
+    @property
+    def next_offset(self) -> int | None:
+        following = self.offset + len(self.results)
+        return following if following < self.total_count else None
+
+
+#: One page of a session: the turns at ``offset`` (one scan of the session's index, as a plain
+#: OFFSET/LIMIT page), their sizes summed in order, cut before the bytes bound.
+SESSION_PAGE_SQL = f"""
+SELECT * FROM (
+    SELECT page.*,
+           sum(page.size) OVER (ORDER BY page.seq) AS page_bytes,
+           row_number() OVER (ORDER BY page.seq) AS position
+      FROM (SELECT turn.*, session_turn_bytes(turn.content, turn.metadata) AS size
+              FROM {SessionMemory._meta.db_table} AS turn
+             WHERE turn.tenant_id = %(tenant)s AND turn.subject_id = %(subject)s
+               AND turn.session_id = %(session)s AND turn.expires_at > %(now)s
+             ORDER BY turn.seq
+            OFFSET %(offset)s LIMIT %(limit)s) AS page
+) AS sized
+WHERE page_bytes <= %(max_bytes)s OR position = 1
+ORDER BY seq
+"""  # noqa: S608 - the table name comes from the model; every value is a parameter
+
+
 def session_history(
     *, tenant: Tenant, subject_id: str, session_id: str, limit: int = 200, offset: int = 0
-) -> Page[SessionMemory]:
-    """The caller's own turns of one session, in insertion order. A foreign session is empty."""
-    queryset = SessionMemory.objects.filter(
-        tenant=tenant,
-        subject_id=subject_id,
-        session_id=session_id,
-        expires_at__gt=timezone.now(),  # expired turns are gone even before the prune runs
-    ).order_by("seq")
-    return paginate(queryset, limit=limit, offset=offset)
+) -> SessionHistoryPage:
+    """The caller's own turns of one session, in insertion order. A foreign session is empty.
+
+    A page holds at most ``SESSION_HISTORY_MAX_TURNS`` turns (``limit`` is cut to it) and stops
+    before the turn that would take it past ``SESSION_HISTORY_PAGE_MAX_BYTES`` (content plus
+    metadata, as the session quota counts them: ``session_turn_bytes``, migration 0026),
+    though never before its first turn. The sizes are summed in the database, so no turn
+    past the page leaves it.
+    """
+    limit = min(limit, settings.SESSION_HISTORY_MAX_TURNS)
+    now = timezone.now()  # expired turns are gone even before the prune runs
+    params = {
+        "tenant": tenant.pk,
+        "subject": subject_id,
+        "session": session_id,
+        "now": now,
+        "offset": offset,
+        "limit": limit,
+        "max_bytes": settings.SESSION_HISTORY_PAGE_MAX_BYTES,
+    }
+    turns = list(SessionMemory.objects.raw(SESSION_PAGE_SQL, params))
+    total = SessionMemory.objects.filter(
+        tenant=tenant, subject_id=subject_id, session_id=session_id, expires_at__gt=now
+    ).count()
+    return SessionHistoryPage(results=turns, total_count=total, limit=limit, offset=offset)

@@ -45,7 +45,9 @@ from apps.memory.services.sessions import (
     session_append,
     session_append_many,
     session_clear,
+    session_id_validate,
     session_prune_expired,
+    session_turn_bytes,
     session_turn_delete,
 )
 from apps.memory.services.tombstones import tombstone_record
@@ -86,7 +88,9 @@ __all__ = [
     "session_append",
     "session_append_many",
     "session_clear",
+    "session_id_validate",
     "session_prune_expired",
+    "session_turn_bytes",
     "session_turn_delete",
     "tombstone_record",
     "validate_promotion_session_id",

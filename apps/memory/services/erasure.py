@@ -23,7 +23,11 @@ from apps.memory.models import (
     SessionMemory,
     SessionPromotion,
 )
-from apps.memory.services.scope_lock import lock_memory_scope, lock_tenant_memory_counts
+from apps.memory.services.scope_lock import (
+    lock_memory_scope,
+    lock_session_scope,
+    lock_tenant_memory_counts,
+)
 from apps.tenancy.models import Tenant
 
 
@@ -33,8 +37,10 @@ def memory_erasure_lock(
     """Take the locks an erasure needs before it reads anything; return the ids of the
     memories it covers (the knowledge share goes by them)."""
     if subject_id is not None:
-        # No write of this subject's memories can interleave with the erasure.
+        # No write of this subject's memories or turns can interleave with the erasure (the
+        # memory scope first, as a batch writing both tiers takes them).
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        lock_session_scope(tenant=tenant, subject_id=subject_id)
     elif not dry_run:
         # Writes in flight finish before any memory row is locked (see the function).
         lock_tenant_memory_counts(tenant=tenant)

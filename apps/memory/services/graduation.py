@@ -2,8 +2,8 @@
 
 Every graduation goes through the knowledge app's novelty gate (``propose_article``), as the
 owning subject, into an OWNER-visible article: an agent's private memory never becomes
-knowledge its peers can find. A memory graduates at most once; repeats short-circuit to the
-stored article without re-running the gate.
+knowledge its peers can find. A memory graduates at most once while its article exists;
+repeats short-circuit to the stored article without re-running the gate.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connections
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.core.db.routers import PRIMARY
@@ -155,7 +156,10 @@ def memory_graduate(
             # Only an import can bring back a row its subject forgot; it stays out of the wiki.
             raise Forgotten("The subject forgot this memory's text; it is not graduated.")
         to_global = re_scope == RE_SCOPE_GLOBAL or memory.project_id is None
-        if memory.graduated_at is not None:
+        # A stamp whose article is gone (deleted by a forget or erasure of its source, which
+        # may be another subject's memory this one was deduplicated into) no longer says where
+        # the memory's knowledge is: the memory graduates afresh, as if it never had.
+        if memory.graduated_at is not None and memory.graduated_article_id is not None:
             if memory.graduated_global != to_global:
                 raise AlreadyGraduated(
                     "This memory already graduated into a differently scoped article.",
@@ -169,7 +173,9 @@ def memory_graduate(
         except GateUnavailable:
             emit("memory_graduation.unavailable", {"count": 1}, {"tenant_id": str(tenant.pk)})
             raise
-        stamped = Memory.objects.filter(pk=memory.pk, graduated_at__isnull=True).update(
+        stamped = Memory.objects.filter(
+            Q(graduated_at__isnull=True) | Q(graduated_article__isnull=True), pk=memory.pk
+        ).update(
             graduated_at=timezone.now(),
             graduated_article=proposal.article,
             graduated_global=to_global,
@@ -200,11 +206,12 @@ class GraduationSweep:
     halted: int = 0
 
 
-# A live memory hot enough to graduate, not waiting out a failed attempt, whose content its
-# subject has not forgotten. Written out in both CTEs below (not a shared CTE), so each is
-# planned in place and the tenant scan still stops at its LIMIT.
+# A live memory hot enough to graduate (never graduated, or its article was deleted since),
+# not waiting out a failed attempt, whose content its subject has not forgotten. Written out
+# in both CTEs below (not a shared CTE), so each is planned in place and the tenant scan
+# still stops at its LIMIT.
 _CANDIDATE_MEMORY = """
-    m.graduated_at IS NULL AND m.superseded_by_id IS NULL
+    (m.graduated_at IS NULL OR m.graduated_article_id IS NULL) AND m.superseded_by_id IS NULL
     AND m.recall_count >= %(threshold)s
     AND NOT EXISTS (SELECT 1 FROM memory_graduationdeferral d
                      WHERE d.memory_id = m.id AND d.retry_at > %(now)s)

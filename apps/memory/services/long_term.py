@@ -13,7 +13,7 @@ from apps.core.db.on_commit import after_commit
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.knowledge.history import history_forget_subject
-from apps.knowledge.services import articles_delete_for_memories
+from apps.knowledge.services import articles_delete_for_memories, lock_tenant_article_counts
 from apps.memory.exceptions import (
     AlreadySuperseded,
     InvalidProjectId,
@@ -22,11 +22,18 @@ from apps.memory.exceptions import (
 )
 from apps.memory.models import Memory, MemorySource
 from apps.memory.services.derived_context import ThreadRef, refresh_threads, thread_key
-from apps.memory.services.rows import MemoryDraft, memory_admit, memory_build, memory_insert
+from apps.memory.services.rows import (
+    MemoryDraft,
+    memory_admit,
+    memory_admit_supersede,
+    memory_build,
+    memory_insert,
+)
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstone_record
 from apps.projects.selectors import project_exists
 from apps.tenancy.models import Tenant
+from apps.tenancy.services import idempotency_forget_responses
 
 
 def _validate_drafts(*, tenant: Tenant, drafts: Sequence[MemoryDraft]) -> None:
@@ -114,7 +121,8 @@ def memory_supersede(
                 details={"superseded_by": str(old.superseded_by_id)},
             )
         # Replacing a live row leaves the live count unchanged, so a full subject can still
-        # correct itself.
+        # correct itself; the old version joins its history, which has a quota of its own.
+        memory_admit_supersede(tenant=tenant, subject_id=subject_id)
         new = memory_build(tenant=tenant, subject_id=subject_id, draft=draft)
         same_place = (
             old.context_thread != ""
@@ -155,7 +163,8 @@ class ForgetResult:
 def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResult:
     """Delete ``root`` and every older version it superseded (forget means the whole fact),
     delete the articles graduated from them, tombstone their fingerprints and drop the
-    subject's shown-history. History is followed inside (tenant, subject) only, so a
+    subject's shown-history and the subject's kept ``Idempotency-Key`` responses that name
+    them. History is followed inside (tenant, subject) only, so a
     ``superseded_by`` link that crossed subjects can never delete another subject's row.
     The live neighbours that quoted the forgotten memory are re-derived, so its words leave
     the keyword index with it.
@@ -178,6 +187,11 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
     deleted, _ = scoped.filter(pk__in=doomed).delete()
     refresh_threads(tenant=tenant, subject_id=subject_id, around=around)
     tombstones = tombstone_record(tenant=tenant, subject_id=subject_id, content_hashes=hashes)
+    # A kept response of the write that created (or superseded, or graduated) the fact would
+    # otherwise hand its text back to a retry of that write for the rest of its 24 h.
+    idempotency_forget_responses(
+        tenant=tenant, subject_id=subject_id, resource_ids=[*doomed, *archived]
+    )
     after_commit(lambda: history_forget_subject(tenant_id=tenant.pk, subject_id=subject_id))
     return ForgetResult(memories_deleted=deleted, articles_deleted=archived, tombstones=tombstones)
 
@@ -189,6 +203,10 @@ def memory_forget(*, tenant: Tenant, subject_id: str, memory_id: uuid.UUID) -> F
         # The scope lock first, as every writer takes it: the neighbours re-derived below
         # must not race a write to the same session.
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
+        # Forget may delete articles graduated from the fact: the tenant's article counts are
+        # taken before any row, as every writer of them does (graduation holds them while it
+        # stamps its memory).
+        lock_tenant_article_counts(tenant=tenant)
         memory = _locked_memory(tenant=tenant, subject_id=subject_id, memory_id=memory_id)
         return _forget_fact(tenant=tenant, subject_id=subject_id, root=memory)
 

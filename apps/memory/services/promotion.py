@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, connections
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from apps.core.db.on_commit import after_commit
@@ -113,29 +113,44 @@ def _lock_tenant_budget(tenant: Tenant) -> None:
         )
 
 
-def _budget_used(*, tenant: Tenant, now: datetime, before: PromotionJob | None = None) -> int:
-    """Compiles reserved in the hour before ``now``: completed, failed and in flight.
+#: The budgets a compile is charged to: the subject's share, then the tenant's whole.
+BUDGET_SCOPES = ("subject", "tenant")
 
-    With ``before``, only jobs reserved earlier than that job count (the worker's re-check
-    must not let a later reservation evict an earlier one).
+
+def _budget_limits() -> dict[str, int]:
+    return {
+        "subject": settings.PROMOTION_SUBJECT_BUDGET_PER_HOUR,
+        "tenant": settings.PROMOTION_BUDGET_PER_HOUR,
+    }
+
+
+def _budget_spent(
+    *, tenant: Tenant, subject_id: str, now: datetime, before: PromotionJob | None = None
+) -> str | None:
+    """The budget that compiles reserved in the hour before ``now`` (completed, failed and in
+    flight) have spent, ``"subject"`` or ``"tenant"``, or None while both have room.
+
+    The subject's share keeps one agent from spending the whole tenant's budget. With
+    ``before``, only jobs reserved earlier than that job count (the worker's re-check must not
+    let a later reservation evict an earlier one).
     """
     jobs = PromotionJob.objects.filter(
         tenant=tenant, created_at__gt=now - BUDGET_WINDOW, status__in=PROMOTION_BUDGET_STATUSES
     )
     if before is not None:
         jobs = jobs.filter(created_at__lt=before.created_at).exclude(pk=before.pk)
-    return jobs.count()
+    used = jobs.aggregate(tenant=Count("pk"), subject=Count("pk", filter=Q(subject_id=subject_id)))
+    limits = _budget_limits()
+    return next((scope for scope in BUDGET_SCOPES if used[scope] >= limits[scope]), None)
 
 
-def _retry_after_seconds(*, tenant: Tenant, now: datetime) -> int:
-    oldest = (
-        PromotionJob.objects.filter(
-            tenant=tenant, created_at__gt=now - BUDGET_WINDOW, status__in=PROMOTION_BUDGET_STATUSES
-        )
-        .order_by("created_at")
-        .values_list("created_at", flat=True)
-        .first()
+def _retry_after_seconds(*, tenant: Tenant, subject_id: str, scope: str, now: datetime) -> int:
+    jobs = PromotionJob.objects.filter(
+        tenant=tenant, created_at__gt=now - BUDGET_WINDOW, status__in=PROMOTION_BUDGET_STATUSES
     )
+    if scope == "subject":
+        jobs = jobs.filter(subject_id=subject_id)
+    oldest = jobs.order_by("created_at").values_list("created_at", flat=True).first()
     if oldest is None:
         return 1
     return max(1, int((oldest + BUDGET_WINDOW - now).total_seconds()) + 1)
@@ -175,7 +190,8 @@ def promotion_request(
     """Reserve a compile for one session and enqueue it, or say why not.
 
     Explicit triggers raise :class:`BudgetExceeded` (429, before any LLM call) when the
-    tenant's hourly budget is spent; the sweep gets ``reason="budget_exceeded"`` instead.
+    subject's share of the hourly budget or the tenant's whole budget is spent; the sweep gets
+    ``reason="budget_exceeded"`` instead.
     """
     session_id = validate_promotion_session_id(session_id)
     if subject_id.startswith(RESERVED_SUBJECT_PREFIX):
@@ -205,16 +221,20 @@ def promotion_request(
             return PromotionRequest(
                 session_id=session_id, enqueued=False, reason="already_queued", job_id=in_flight.pk
             )
-        if _budget_used(tenant=tenant, now=now) >= settings.PROMOTION_BUDGET_PER_HOUR:
-            emit("memory_promotion.budget_exceeded", {"count": 1}, {"trigger": trigger})
+        spent = _budget_spent(tenant=tenant, subject_id=subject_id, now=now)
+        if spent is not None:
+            event = "budget_exceeded" if spent == "tenant" else "subject_budget_exceeded"
+            emit(f"memory_promotion.{event}", {"count": 1}, {"trigger": trigger})
             if trigger == PromotionTrigger.SWEEP:
                 return PromotionRequest(
                     session_id=session_id, enqueued=False, reason="budget_exceeded"
                 )
             raise BudgetExceeded(
-                "This tenant's hourly promotion budget is spent.",
-                retry_after_seconds=_retry_after_seconds(tenant=tenant, now=now),
-                details={"budget_per_hour": settings.PROMOTION_BUDGET_PER_HOUR},
+                f"This {spent}'s hourly promotion budget is spent.",
+                retry_after_seconds=_retry_after_seconds(
+                    tenant=tenant, subject_id=subject_id, scope=spent, now=now
+                ),
+                details={"scope": spent, "budget_per_hour": _budget_limits()[spent]},
             )
         try:
             with savepoint():
@@ -379,7 +399,8 @@ def promotion_persist(
         if not tenant_hold_unhalted(tenant=tenant):
             raise PromotionHalted(TENANT_HALTED)
         lock_memory_scope(tenant=tenant, subject_id=subject_id)
-        room = memory_admission(tenant=tenant, subject_id=subject_id).room
+        admission = memory_admission(tenant=tenant, subject_id=subject_id)
+        room, history_room = admission.room, admission.history_room
         forgotten = tombstoned(
             tenant=tenant,
             subject_id=subject_id,
@@ -395,7 +416,9 @@ def promotion_persist(
                 outcome.gated_out += 1
                 continue
             replaces = _replaced_paraphrase(tenant=tenant, subject_id=subject_id, vector=vector)
-            if replaces is None and room <= 0:
+            # A paraphrase that would pass the history quota is dropped like one past the
+            # live quota: the fact it restates is already known.
+            if (room if replaces is None else history_room) <= 0:
                 outcome.dropped_quota += 1
                 continue
             kept_links = [link for link in candidate.cross_links if link in visible]
@@ -416,6 +439,7 @@ def promotion_persist(
                     superseded_by=memory, superseded_at=memory.embedded_at
                 )
                 outcome.superseded += 1
+                history_room -= 1
             else:
                 room -= 1
     _emit_outcome(tenant=tenant, outcome=outcome)
@@ -463,9 +487,7 @@ def _run_claimed(job: PromotionJob) -> str:
     metadata = {"tenant_id": str(tenant.pk), "session_id": session_id, "trigger": job.trigger}
 
     # Worker-level re-check: a burst that slipped past the reservation becomes a cheap no-op.
-    if _budget_used(tenant=tenant, now=job.created_at, before=job) >= (
-        settings.PROMOTION_BUDGET_PER_HOUR
-    ):
+    if _budget_spent(tenant=tenant, subject_id=subject_id, now=job.created_at, before=job):
         job_finish(job, PromotionJobStatus.DROPPED, {"reason": "budget_exceeded"})
         emit("memory_promotion.skipped", {"count": 1}, {**metadata, "reason": "budget_exceeded"})
         return PromotionJobStatus.DROPPED

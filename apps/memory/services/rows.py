@@ -1,6 +1,7 @@
-"""The one write path of a long-term memory row: build it, admit it under the subject's quota,
-insert it. The explicit write and supersede (``long_term``), promotion and the tenant import
-(``apps.dataops``) all write their rows through here.
+"""The one write path of a long-term memory row: build it, admit it under the subject's quotas
+(live rows; superseded rows when it replaces one), insert it. The explicit write and supersede
+(``long_term``), promotion and the tenant import (``apps.dataops``) all write their rows
+through here.
 
 Every caller holds the subject's scope lock (``lock_memory_scope``) across admission and
 insert, so the quota is race-free; a restore (the import) is the one writer that skips the
@@ -22,7 +23,8 @@ from django.utils import timezone
 from apps.core.db.inserts import insert_instances
 from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
-from apps.memory.exceptions import QuotaExceeded
+from apps.core.telemetry import emit
+from apps.memory.exceptions import HistoryQuotaExceeded, QuotaExceeded
 from apps.memory.models import Memory, MemorySource
 from apps.memory.selectors import memory_scope_admission
 from apps.memory.services.derived_context import thread_new_memories
@@ -92,6 +94,8 @@ def memory_build(*, tenant: Tenant, subject_id: str, draft: MemoryDraft) -> Memo
 class Admission:
     #: How many more live memories the subject may hold.
     room: int
+    #: How many more of its memories may be superseded (kept as history).
+    history_room: int
     #: Whether any of the texts being written has a tombstone (it must go on an explicit write).
     tombstoned: bool
 
@@ -99,13 +103,15 @@ class Admission:
 def memory_admission(
     *, tenant: Tenant, subject_id: str, content_hashes: Sequence[str] = ()
 ) -> Admission:
-    """The subject's room under ``MEMORY_QUOTA_LIVE_ROWS`` and whether any of
-    ``content_hashes`` was forgotten. Call with the scope lock held."""
+    """The subject's room under ``MEMORY_QUOTA_LIVE_ROWS`` and ``MEMORY_QUOTA_SUPERSEDED_ROWS``
+    and whether any of ``content_hashes`` was forgotten. Call with the scope lock held."""
     admission = memory_scope_admission(
         tenant=tenant, subject_id=subject_id, content_hashes=content_hashes
     )
     return Admission(
-        room=settings.MEMORY_QUOTA_LIVE_ROWS - admission.live, tombstoned=admission.tombstoned
+        room=settings.MEMORY_QUOTA_LIVE_ROWS - admission.live,
+        history_room=settings.MEMORY_QUOTA_SUPERSEDED_ROWS - admission.superseded,
+        tombstoned=admission.tombstoned,
     )
 
 
@@ -119,11 +125,26 @@ def memory_admit(*, tenant: Tenant, subject_id: str, memories: Sequence[Memory])
     if len(memories) > admission.room:
         quota = settings.MEMORY_QUOTA_LIVE_ROWS
         live = quota - admission.room
+        emit("memory.quota_exceeded", {"count": 1}, {"tenant_id": str(tenant.pk)})
         raise QuotaExceeded(
             f"This subject holds {live} of {quota} live memories; {len(memories)} more do not fit.",
             details={"quota": quota, "live": live, "requested": len(memories)},
         )
     return admission
+
+
+def memory_admit_supersede(*, tenant: Tenant, subject_id: str) -> None:
+    """Raise :class:`HistoryQuotaExceeded` unless one more of the subject's memories may be
+    superseded: a supersede keeps the old version, so the subject's history grows by one."""
+    admission = memory_admission(tenant=tenant, subject_id=subject_id)
+    if admission.history_room <= 0:
+        quota = settings.MEMORY_QUOTA_SUPERSEDED_ROWS
+        emit("memory.history_quota_exceeded", {"count": 1}, {"tenant_id": str(tenant.pk)})
+        raise HistoryQuotaExceeded(
+            f"This subject keeps {quota - admission.history_room} of {quota} superseded "
+            "memories; forget facts it no longer needs (each takes its versions) to supersede.",
+            details={"quota": quota, "superseded": quota - admission.history_room},
+        )
 
 
 def memory_insert(

@@ -16,6 +16,20 @@ def lock_memory_scope(*, tenant: Tenant, subject_id: str) -> None:
         )
 
 
+def lock_session_scope(*, tenant: Tenant, subject_id: str) -> None:
+    """Serialise the session-turn writers of one (tenant, subject) until the current
+    transaction ends: the session quota reads the subject's stored turns and then inserts.
+
+    A lock of its own, not the memory scope's, so session appends never wait for long-term
+    writes; a writer of both tiers (a mixed batch) takes the memory scope's first.
+    """
+    with server_bound_cursor(PRIMARY) as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"session-scope:{tenant.pk}:{subject_id}"],
+        )
+
+
 def lock_tenant_memory_counts(*, tenant: Tenant) -> None:
     """Wait for every transaction that moved one of the tenant's live counts to end, and keep
     new ones off the existing subjects' counts until the current transaction ends.

@@ -1,7 +1,10 @@
-"""The session tier: append-only turns with a TTL, pruned on a schedule."""
+"""The session tier: append-only turns with a TTL, pruned on a schedule, under a per-subject
+quota of stored turns and bytes."""
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -13,7 +16,8 @@ from django.utils import timezone
 
 from apps.core.db.transactions import write_transaction
 from apps.core.exceptions import ValidationFailed
-from apps.memory.exceptions import MemoryErrorCode, SessionTurnNotFound
+from apps.core.telemetry import emit
+from apps.memory.exceptions import MemoryErrorCode, SessionQuotaExceeded, SessionTurnNotFound
 from apps.memory.models import (
     SESSION_CONTENT_MAX_BYTES,
     SESSION_ID_MAX_LENGTH,
@@ -21,10 +25,14 @@ from apps.memory.models import (
     SessionPromotion,
     SessionRole,
 )
+from apps.memory.selectors import session_scope_usage
+from apps.memory.services.scope_lock import lock_session_scope
 from apps.tenancy.models import Tenant
 from apps.tenancy.scope import RESERVED_SUBJECT_PREFIX
 
 PRUNE_BATCH_SIZE = 5_000
+#: Unicode categories a session id may not hold: control characters and lone surrogates.
+NON_PRINTABLE_CATEGORIES = frozenset({"Cc", "Cs"})
 
 
 @dataclass(frozen=True)
@@ -57,13 +65,33 @@ def _expiry(draft: SessionTurnDraft, *, now: datetime, index: int) -> datetime:
     return expires_at
 
 
-def _validate(draft: SessionTurnDraft, *, index: int) -> None:
-    if not draft.session_id.strip() or len(draft.session_id) > SESSION_ID_MAX_LENGTH:
+def _session_id_problem(session_id: str) -> str | None:
+    if not session_id.strip():
+        return "session_id must not be empty or only whitespace."
+    if len(session_id) > SESSION_ID_MAX_LENGTH:
+        return f"session_id must be at most {SESSION_ID_MAX_LENGTH} characters."
+    if any(unicodedata.category(char) in NON_PRINTABLE_CATEGORIES for char in session_id):
+        return "session_id must not contain control characters or unpaired surrogates."
+    return None
+
+
+def session_id_validate(session_id: str, *, details: dict[str, Any] | None = None) -> None:
+    """Refuse a session id no session may have: 422 ``invalid_session_id``.
+
+    A session id is 1–200 characters of any printable text: letters of any script, digits,
+    spaces, punctuation (``/``, ``.``, ``%``…), emoji. Refused: the empty id, one of only
+    whitespace, one over 200 characters, and one holding a control character (U+0000–U+001F,
+    U+007F–U+009F) or an unpaired surrogate. An id is kept exactly as given, never trimmed.
+    """
+    problem = _session_id_problem(session_id)
+    if problem is not None:
         raise ValidationFailed(
-            f"session_id must be 1–{SESSION_ID_MAX_LENGTH} characters.",
-            code=MemoryErrorCode.INVALID_SESSION_ID,
-            details={"index": index},
+            problem, code=MemoryErrorCode.INVALID_SESSION_ID, details=details or {}
         )
+
+
+def _validate(draft: SessionTurnDraft, *, index: int) -> None:
+    session_id_validate(draft.session_id, details={"index": index})
     if draft.role not in SessionRole.values:
         raise ValidationFailed(
             f"role must be one of {SessionRole.values}.", details={"index": index}
@@ -86,10 +114,47 @@ def session_drafts_validate(*, drafts: Sequence[SessionTurnDraft]) -> None:
         _expiry(draft, now=now, index=index)
 
 
+def session_turn_bytes(*, content: str, metadata: dict[str, Any]) -> int:
+    """A turn's size as the session quota counts it: the UTF-8 bytes of its content and of
+    its metadata as JSON text, in the form Postgres renders ``jsonb`` (``session_turn_bytes``
+    in migration 0026, which counts stored turns; this counts the turns about to be)."""
+    rendered = json.dumps(metadata, ensure_ascii=False, separators=(", ", ": "))
+    return len(content.encode("utf-8")) + len(rendered.encode("utf-8"))
+
+
+def _admit(*, tenant: Tenant, subject_id: str, rows: Sequence[SessionMemory]) -> None:
+    """Raise :class:`SessionQuotaExceeded` unless ``rows`` fit the subject's stored turns and
+    bytes. Call with the subject's session lock held, before inserting."""
+    usage = session_scope_usage(tenant=tenant, subject_id=subject_id)
+    requested = sum(session_turn_bytes(content=row.content, metadata=row.metadata) for row in rows)
+    over = [
+        (bound, quota, stored, wanted)
+        for bound, quota, stored, wanted in (
+            ("turns", settings.SESSION_QUOTA_TURNS, usage.turns, len(rows)),
+            ("bytes", settings.SESSION_QUOTA_BYTES, usage.bytes, requested),
+        )
+        if stored + wanted > quota
+    ]
+    if not over:
+        return
+    bound, quota, stored, wanted = over[0]
+    emit(
+        "memory_session.quota_exceeded",
+        {"count": 1},
+        {"tenant_id": str(tenant.pk), "bound": bound},
+    )
+    raise SessionQuotaExceeded(
+        f"This subject stores {stored} of {quota} session {bound}; {wanted} more do not fit. "
+        "Clear the sessions it no longer needs; expired turns stop counting once pruned.",
+        details={"bound": bound, "quota": quota, "stored": stored, "requested": wanted},
+    )
+
+
 def session_append_many(
     *, tenant: Tenant, subject_id: str, drafts: Sequence[SessionTurnDraft]
 ) -> list[SessionMemory]:
-    """Append turns in the given order, all-or-nothing."""
+    """Append turns in the given order, all-or-nothing, within the subject's quota of stored
+    turns and bytes (``SessionQuotaExceeded`` otherwise, nothing written)."""
     now = timezone.now()
     rows = []
     for index, draft in enumerate(drafts):
@@ -109,20 +174,14 @@ def session_append_many(
     if not rows:
         return []
     with write_transaction():
+        lock_session_scope(tenant=tenant, subject_id=subject_id)
+        _admit(tenant=tenant, subject_id=subject_id, rows=rows)
         # bulk_create assigns seq in list order, so the given order is the read-back order.
         return SessionMemory.objects.bulk_create(rows)
 
 
 def session_append(*, tenant: Tenant, subject_id: str, draft: SessionTurnDraft) -> SessionMemory:
     return session_append_many(tenant=tenant, subject_id=subject_id, drafts=[draft])[0]
-
-
-def _validate_session_id(session_id: str) -> None:
-    if not session_id.strip() or len(session_id) > SESSION_ID_MAX_LENGTH:
-        raise ValidationFailed(
-            f"session_id must be 1–{SESSION_ID_MAX_LENGTH} characters.",
-            code=MemoryErrorCode.INVALID_SESSION_ID,
-        )
 
 
 def _session_turns(*, tenant: Tenant, subject_id: str, session_id: str) -> QuerySet[SessionMemory]:
@@ -135,7 +194,7 @@ def session_clear(*, tenant: Tenant, subject_id: str, session_id: str) -> int:
     Expired turns still held for promotion go too: a cleared session must not come back as
     promoted memories later.
     """
-    _validate_session_id(session_id)
+    session_id_validate(session_id)
     with write_transaction():
         deleted, _ = _session_turns(
             tenant=tenant, subject_id=subject_id, session_id=session_id
@@ -149,7 +208,7 @@ def session_turn_delete(
     """Delete one live turn of the caller's session and return it: ``seq``, or the latest
     when ``seq`` is None (a pop). Missing, expired and foreign turns are the same 404.
     """
-    _validate_session_id(session_id)
+    session_id_validate(session_id)
     live = _session_turns(tenant=tenant, subject_id=subject_id, session_id=session_id).filter(
         expires_at__gt=timezone.now()
     )

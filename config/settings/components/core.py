@@ -4,6 +4,10 @@ from config.env import env
 
 # Heavy-read concurrency cap per tenant; over it, heavy reads are shed and callers degrade.
 HEAVY_READ_MAX_CONCURRENT_PER_TENANT = env.int("ENGRAM_HEAVY_READ_MAX_CONCURRENT", default=16)
+# Each subject's share of its tenant's cap: one agent's flood of recalls cannot take every slot.
+HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = env.int(
+    "ENGRAM_HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT", default=8
+)
 
 # Retry-After on the 503 `database_unavailable` a request gets while the database is down.
 DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
@@ -25,3 +29,7 @@ WRITE_RATE_WINDOW_SECONDS = env.int("ENGRAM_WRITE_RATE_WINDOW_SECONDS", default=
 # the source address of a request is the entry this many from the right; 0 trusts the header
 # not at all and uses the TCP peer.
 TRUSTED_PROXY_COUNT = env.int("ENGRAM_TRUSTED_PROXY_COUNT", default=0)
+# The scheme a request arrived with follows X-Forwarded-Proto only behind those proxies (which
+# must set it, overwriting the client's): without one, any client could claim HTTPS.
+# https://docs.djangoproject.com/en/5.2/ref/settings/#secure-proxy-ssl-header
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXY_COUNT > 0 else None

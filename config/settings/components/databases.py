@@ -22,7 +22,9 @@ CONN_MAX_AGE = env.int("ENGRAM_DB_CONN_MAX_AGE", default=60)
 # filtered vector read the planner sends to the HNSW index keeps walking the graph until the
 # LIMIT is met: a plan flip costs time, never rows. Postgres keeps `hnsw.*` as a placeholder
 # until the extension loads in the session, then validates it (an unknown value warns and
-# falls back to off; a server without pgvector 0.8 ignores it).
+# falls back to off; a server without pgvector 0.8 drops it). Recall and search probe each
+# connection for it (apps/core/db/iterative_scan.py): without it they never set it (that would
+# be an error once pgvector is loaded) and report meta.ann_iterative_scan "unavailable".
 # https://github.com/pgvector/pgvector#iterative-index-scans
 # Prepared statements (below) run on generic plans. A custom plan is made for the values, and
 # for a tenant or agent newer than the last ANALYZE the statistics say "hardly any rows", so
@@ -73,18 +75,18 @@ if env.str("DATABASE_URL", default=""):
     EMBEDDED_POSTGRES_DIR = None
     _default = env.db_url("DATABASE_URL")
 else:
-    from apps.core.embedded_postgres import ensure_embedded_postgres
-
     EMBEDDED_POSTGRES_DIR = data_dir() / "pg"
     _database_name = env.str("ENGRAM_EMBEDDED_DATABASE", default="engram")
-    _server = ensure_embedded_postgres(EMBEDDED_POSTGRES_DIR, database=_database_name)
-    # The engine is set for every alias in _with_timeout.
+    # The server is started (or joined) on a process's first connection, which fills in HOST
+    # and PORT (apps/core/db/postgresql): settings alone start nothing. The engine is set for
+    # every alias in _with_timeout.
     _default = {
         "NAME": _database_name,
-        "USER": _server.user,
+        "USER": "postgres",
         "PASSWORD": "",
-        "HOST": _server.socket_dir,
-        "PORT": str(_server.port),
+        "HOST": "",
+        "PORT": "",
+        "EMBEDDED_POSTGRES": {"PGDATA": EMBEDDED_POSTGRES_DIR, "DATABASE": _database_name},
     }
 
 # A replica for heavy reads (apps/core/replica.py). Past the lag bound, or unreachable, heavy

@@ -15,6 +15,14 @@ KNOWLEDGE_CONTEXT_MAX_LIMIT = 10
 KNOWLEDGE_CONTEXT_MAX_LINKED = 20
 KNOWLEDGE_SNIPPET_CHARS = 240
 KNOWLEDGE_REFERENCED_MAX_IDS = 50
+# Articles stored per tenant and per author (the subject whose key wrote it, graduations
+# included), archived ones too; the article past either → 409 article_quota_exceeded.
+KNOWLEDGE_QUOTA_ARTICLES_PER_TENANT = env.int(
+    "ENGRAM_KNOWLEDGE_QUOTA_ARTICLES_PER_TENANT", default=100_000
+)
+KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR = env.int(
+    "ENGRAM_KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR", default=10_000
+)
 
 # Novelty gate: cosine similarity (title + body) to the nearest visible article.
 KNOWLEDGE_DEDUPE_THRESHOLD = env.float("ENGRAM_KNOWLEDGE_DEDUPE_THRESHOLD", default=0.95)

@@ -3,6 +3,8 @@
 from config.env import env
 
 MEMORY_QUOTA_LIVE_ROWS = env.int("ENGRAM_MEMORY_QUOTA_LIVE_ROWS", default=10_000)
+# Superseded versions kept per subject: a supersede past it is refused (409), never pruned.
+MEMORY_QUOTA_SUPERSEDED_ROWS = env.int("ENGRAM_MEMORY_QUOTA_SUPERSEDED_ROWS", default=10_000)
 MEMORY_TEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_TEXT_MAX_CHARS", default=8_000)
 # Longest optional retrieval context a memory may carry (MemoryDraft.context).
 MEMORY_CONTEXT_MAX_CHARS = env.int("ENGRAM_MEMORY_CONTEXT_MAX_CHARS", default=4_000)
@@ -22,6 +24,16 @@ MEMORY_QUERY_MAX_CHARS = 500
 
 # Session tier.
 SESSION_MAX_TTL_SECONDS = env.int("ENGRAM_SESSION_MAX_TTL_SECONDS", default=30 * 24 * 3600)
+# Stored session turns per subject (expired ones count until the prune deletes them), by
+# number and by bytes (content plus metadata as JSON text, UTF-8); over either → 409.
+SESSION_QUOTA_TURNS = env.int("ENGRAM_SESSION_QUOTA_TURNS", default=50_000)
+SESSION_QUOTA_BYTES = env.int("ENGRAM_SESSION_QUOTA_BYTES", default=256 * 1024 * 1024)
+# One page of a session's history: at most this many turns, and it stops before the turn that
+# would pass the bytes (a single turn larger than them is still a page of its own).
+SESSION_HISTORY_MAX_TURNS = 200
+SESSION_HISTORY_PAGE_MAX_BYTES = env.int(
+    "ENGRAM_SESSION_HISTORY_PAGE_MAX_BYTES", default=1024 * 1024
+)
 
 # Vector leg: exact scan up to this many live embedded rows per subject (the measured
 # crossover, which the default quota sits inside), pgvector's iterative HNSW scan above it.

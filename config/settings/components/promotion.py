@@ -8,6 +8,8 @@ PROMOTION_WINDOW_MAX_TURNS = env.int("ENGRAM_PROMOTION_WINDOW_MAX_TURNS", defaul
 PROMOTION_WINDOW_MAX_CHARS = env.int("ENGRAM_PROMOTION_WINDOW_MAX_CHARS", default=24_000)
 # Compiles per tenant per hour (LLM spend bound), counting completed and in-flight jobs.
 PROMOTION_BUDGET_PER_HOUR = env.int("ENGRAM_PROMOTION_BUDGET_PER_HOUR", default=60)
+# Each subject's share of it: one agent cannot spend the whole tenant's budget.
+PROMOTION_SUBJECT_BUDGET_PER_HOUR = env.int("ENGRAM_PROMOTION_SUBJECT_BUDGET_PER_HOUR", default=20)
 # A paraphrase at or above this cosine similarity supersedes the prior *promoted* row.
 PROMOTION_NEAR_DUPLICATE_THRESHOLD = env.float(
     "ENGRAM_PROMOTION_NEAR_DUPLICATE_THRESHOLD", default=0.9

@@ -29,8 +29,12 @@ LLM_MODEL = env.str("ENGRAM_LLM_MODEL", default="")
 LLM_BASE_URL = env.str("ENGRAM_LLM_BASE_URL", default="")
 LLM_API_KEY = env.str("ENGRAM_LLM_API_KEY", default="")
 
-# Provider secrets are encrypted at rest with a key derived from this value.
+# Provider secrets are encrypted at rest with a key derived from this value
+# (apps/tenancy/encryption.py). Empty here: production demands it, local settings generate one.
 ENGRAM_ENCRYPTION_KEY = env.str("ENGRAM_ENCRYPTION_KEY", default="")
+# Older keys still accepted for reading, newest first (a rotation); secrets are written under
+# ENGRAM_ENCRYPTION_KEY alone, and `rotate_provider_secrets` moves the old ones onto it.
+ENGRAM_ENCRYPTION_KEY_FALLBACKS = env.list("ENGRAM_ENCRYPTION_KEY_FALLBACKS", default=[])
 
 # Circuit breaker around provider calls.
 PROVIDER_BREAKER_FAILURE_THRESHOLD = env.int("ENGRAM_BREAKER_FAILURES", default=5)

@@ -1,29 +1,34 @@
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 from typing_extensions import override
 
+from apps.core.management.base import INVALID_ARGUMENTS, CommandFailed, EngramCommand
 from lab.embedding_bench import embedding_bench_run
 
 
-class Command(BaseCommand):
+class Command(EngramCommand):
     help = (
         "Measure the local embedding model: batched texts/s and single-query latency "
         "(figures for docs/benchmarks/embeddings.md)."
     )
 
+    # Needs no deployment database: it starts its own processes (or only embeds).
+    uses_database = False
+
     @override
-    def add_arguments(self, parser: CommandParser) -> None:
+    def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--texts", type=int, default=1000, help="Sentences to embed.")
         parser.add_argument("--batch", type=int, default=32, help="Texts per embed_texts call.")
         parser.add_argument("--queries", type=int, default=200, help="Single-text calls timed.")
-        parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:
         if min(options["texts"], options["batch"], options["queries"]) < 1:
-            raise CommandError("--texts, --batch and --queries must be at least 1.")
+            raise CommandFailed(
+                INVALID_ARGUMENTS, "--texts, --batch and --queries must be at least 1."
+            )
         result = embedding_bench_run(
             texts=options["texts"], batch=options["batch"], queries=options["queries"]
         )

@@ -27,9 +27,16 @@ class Command(EngramCommand):
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--url", default="http://127.0.0.1:8000", help="Loopback only.")
-        parser.add_argument("--clients", type=int, default=8)
-        parser.add_argument("--seconds", type=float, default=15.0)
-        parser.add_argument("--mix", choices=load_bench.MIXES, default="mixed")
+        parser.add_argument("--clients", type=int, default=8, help="Concurrent client threads.")
+        parser.add_argument(
+            "--seconds", type=float, default=15.0, help="How long to send requests."
+        )
+        parser.add_argument(
+            "--mix",
+            choices=load_bench.MIXES,
+            default="mixed",
+            help="recall: recalls only; write: single writes only; mixed: both.",
+        )
         parser.add_argument(
             "--queries",
             choices=load_bench.QUERY_PATTERNS,

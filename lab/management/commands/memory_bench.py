@@ -106,14 +106,24 @@ class Command(EngramCommand):
             default="uniform",
             help="Rows per subject: uniform, or Zipf (s=1) capped at the live-row quota.",
         )
-        parser.add_argument("--topics", type=int, default=benchmarking.DEFAULT_TOPICS)
+        parser.add_argument(
+            "--topics",
+            type=int,
+            default=benchmarking.DEFAULT_TOPICS,
+            help="Distinct topics the synthetic sentences are drawn from.",
+        )
         parser.add_argument(
             "--crossover-sizes",
             type=_sizes,
             default=(),
             help="Also add subjects of these sizes and time both strategies on each.",
         )
-        parser.add_argument("--crossover-queries", type=int, default=200)
+        parser.add_argument(
+            "--crossover-queries",
+            type=int,
+            default=200,
+            help="Queries timed per size with --crossover-sizes.",
+        )
         parser.add_argument(
             "--embed-texts",
             type=int,
@@ -126,7 +136,9 @@ class Command(EngramCommand):
             default="semantic",
             help="Recall mode to time (semantic: the vector ranking the targets are about).",
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--seed", type=int, default=0, help="Seed of the synthetic corpus and queries."
+        )
         parser.add_argument(
             "--keep", action="store_true", help="Leave the tenant and its rows in place."
         )

@@ -124,7 +124,12 @@ class Command(EngramCommand):
 
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--dataset", choices=["labelled", "locomo"], default="labelled")
+        parser.add_argument(
+            "--dataset",
+            choices=["labelled", "locomo"],
+            default="labelled",
+            help="labelled: the sessions shipped in the repo; locomo: LoCoMo conversations.",
+        )
         parser.add_argument(
             "--path",
             type=Path,
@@ -132,7 +137,12 @@ class Command(EngramCommand):
             help="The dataset file: the labelled set shipped in the repo by default; "
             "locomo10.json for --dataset locomo.",
         )
-        parser.add_argument("--provider", choices=sorted(LLM_PROVIDERS), default="heuristic")
+        parser.add_argument(
+            "--provider",
+            choices=sorted(LLM_PROVIDERS),
+            default="heuristic",
+            help="The compiler to evaluate.",
+        )
         parser.add_argument(
             "--conversations", type=_names, default=(), help="LoCoMo sample ids (locomo only)."
         )

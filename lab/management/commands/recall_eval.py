@@ -59,9 +59,16 @@ class Command(EngramCommand):
 
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--dataset", choices=["locomo"], default="locomo")
+        parser.add_argument(
+            "--dataset", choices=["locomo"], default="locomo", help="The dataset's format."
+        )
         parser.add_argument("--path", type=Path, required=True, help="locomo10.json")
-        parser.add_argument("--k", type=_ks, default=locomo.DEFAULT_KS)
+        parser.add_argument(
+            "--k",
+            type=_ks,
+            default=locomo.DEFAULT_KS,
+            help="Comma-separated cut-offs to score recall@k at.",
+        )
         parser.add_argument(
             "--mode", choices=RECALL_MODES, default=None, help="Default: the recall default."
         )
@@ -76,7 +83,12 @@ class Command(EngramCommand):
             "facts: LoCoMo's observations, one memory per write, no session key; all: "
             "unthreaded, facts and client in one run, summarised per split.",
         )
-        parser.add_argument("--split", choices=["dev", "heldout", "all"], default="all")
+        parser.add_argument(
+            "--split",
+            choices=["dev", "heldout", "all"],
+            default="all",
+            help="Which conversations: the tuning split, the held-out one, or both.",
+        )
         parser.add_argument(
             "--context-turns",
             type=int,

@@ -118,6 +118,28 @@ def test_the_gate_falling_open_is_503_and_writes_nothing(tenant, agent):
     assert table_rows() == before
 
 
+def test_an_article_past_the_authors_quota_is_409_and_writes_nothing(
+    agent, other_agent, user, settings
+):
+    settings.KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR = 1
+    assert agent.post(f"{BASE}/articles", FREEZE).status_code == 201
+    before = table_rows()
+
+    refused = agent.post(f"{BASE}/articles", {**FREEZE, "title": "Other", "body": "Other body."})
+
+    assert refused.status_code == 409
+    assert refused.json() == error(
+        "article_quota_exceeded",
+        "This author stores 1 of 1 articles; nothing was written.",
+        {"scope": "author", "quota": 1, "stored": 1},
+    )
+    assert table_rows() == before
+    theirs = {**FREEZE, "title": "Theirs", "body": "Unrelated notes on invoices."}
+    assert other_agent.post(f"{BASE}/articles", theirs).status_code == 201
+    curated = {**FREEZE, "title": "Curated", "body": "Curated notes on releases."}
+    assert user.post(f"{BASE}/articles", curated).status_code == 201
+
+
 def test_a_curator_creates_a_draft_directly(user):
     # when
     response = user.post(f"{BASE}/articles", {**FREEZE, "status": "draft"})
@@ -215,12 +237,12 @@ def test_the_list_filters_and_paginates(tenant, user):
 
 
 def test_reading_an_article_returns_its_body_and_links_and_records_opened(tenant, agent):
-    # given
+    # given: a search of the caller's surfaced it
     article = publish(tenant, "Alpha", "The body.")
-    search_id = uuid.uuid4()
+    search_id = agent.post(f"{BASE}/search", {"query": "Alpha body"}).json()["meta"]["search_id"]
 
     # when
-    response = agent.client.get(article_url(article.pk), {"search_id": str(search_id)})
+    response = agent.client.get(article_url(article.pk), {"search_id": search_id})
 
     # then
     assert response.status_code == 200
@@ -229,10 +251,31 @@ def test_reading_an_article_returns_its_body_and_links_and_records_opened(tenant
         "meta": {},
     }
     assert list(
-        ArticleAccessEvent.objects.values_list(
+        ArticleAccessEvent.objects.filter(access_type="opened").values_list(
             "article_id", "access_type", "search_id", "api_key_id", "subject_id"
         )
-    ) == [(article.pk, "opened", search_id, agent.key.pk, "agent-a")]
+    ) == [(article.pk, "opened", uuid.UUID(search_id), agent.key.pk, "agent-a")]
+
+
+def test_an_open_naming_a_search_not_the_callers_is_422_and_records_nothing(
+    tenant, agent, other_agent
+):
+    # given: agent-b's search surfaced the article; agent-a names it, or makes one up
+    article = publish(tenant, "Alpha", "The body.")
+    theirs = other_agent.post(f"{BASE}/search", {"query": "Alpha body"}).json()["meta"]
+    before = table_rows()
+
+    # when
+    responses = [
+        agent.client.get(article_url(article.pk), {"search_id": search_id})
+        for search_id in (theirs["search_id"], str(uuid.uuid4()))
+    ]
+
+    # then
+    for response in responses:
+        assert response.status_code == 422
+        assert response.json()["error"]["code"] == "not_surfaced"
+    assert table_rows() == before
 
 
 def test_an_invisible_article_is_the_same_404_as_a_missing_one_and_records_nothing(tenant, agent):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from drf_spectacular.generators import SchemaGenerator
 
 from apps.knowledge.models import ArticleAccessEvent
 from apps.knowledge.selectors import knowledge_search
 from apps.knowledge.services import knowledge_search_record, record_referenced
 from apps.knowledge.viewer import Viewer
+from apps.tenancy.services import tenant_halt
 from tests.knowledge.helpers import BASE, CURATOR, break_embeddings, error, publish
 
 pytestmark = pytest.mark.django_db
@@ -151,8 +153,65 @@ def test_context_without_a_query_is_invalid(user):
     assert response.json() == error("invalid_query", "query must be a non-blank string.")
 
 
-def test_metrics_report_the_funnel_of_distinct_pairs(tenant, wiki, user):
-    # given: one search surfacing two articles, one referenced twice, one opened twice
+def test_context_by_post_takes_the_query_in_its_body_and_answers_as_the_get(tenant, wiki, user):
+    # given
+    query = {"query": "friday deploy freeze", "limit": 1}
+
+    # when
+    posted = user.post(f"{BASE}/context", query)
+    got = user.client.get(f"{BASE}/context", query)
+
+    # then: the same answer (each a search of its own, so its own search id)
+    assert posted.status_code == 200
+    assert posted.json()["meta"].pop("search_id") != got.json()["meta"].pop("search_id")
+    assert posted.json()["data"] == got.json()["data"]
+    assert [row["title"] for row in posted.json()["data"]["results"]] == ["Friday deploy freeze"]
+    assert ArticleAccessEvent.objects.filter(access_type="surfaced").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("_case", "body", "code"),
+    [
+        ("missing", {}, "validation_error"),
+        ("blank", {"query": "  "}, "invalid_query"),
+        ("too long", {"query": "q" * 501}, "query_too_long"),
+    ],
+)
+def test_context_by_post_refuses_a_bad_query_and_records_nothing(user, wiki, _case, body, code):
+    response = user.post(f"{BASE}/context", body)
+
+    assert (response.status_code, response.json()["error"]["code"]) == (422, code)
+    assert ArticleAccessEvent.objects.count() == 0
+
+
+def test_context_by_post_is_not_frozen_by_a_custody_halt(tenant, wiki, agent):
+    tenant_halt(tenant=tenant, reason="audit")
+
+    response = agent.post(f"{BASE}/context", {"query": "friday deploy freeze"})
+
+    assert response.status_code == 200
+
+
+def test_the_schema_marks_the_get_deprecated_and_documents_the_post():
+    operations = SchemaGenerator().get_schema(request=None, public=True)["paths"][
+        "/api/v1/knowledge/context"
+    ]
+
+    assert (operations["get"]["operationId"], operations["get"].get("deprecated")) == (
+        "legacy_knowledge_context",
+        True,
+    )
+    assert (operations["post"]["operationId"], operations["post"].get("deprecated")) == (
+        "knowledge_context",
+        None,
+    )
+    body = operations["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/KnowledgeContextInputRequest"}
+
+
+def test_metrics_report_the_funnel_of_distinct_pairs(tenant, wiki, user, agent):
+    # given: one search of agent-a's surfacing two articles, one referenced twice, one opened
+    # twice from that search (by agent-a), and a curator's unattributed open
     viewer = Viewer.for_subject("agent-a")
     result = knowledge_search(tenant=tenant, viewer=viewer, query="deploy")
     knowledge_search_record(tenant=tenant, viewer=viewer, api_key_id=None, result=result)
@@ -164,7 +223,8 @@ def test_metrics_report_the_funnel_of_distinct_pairs(tenant, wiki, user):
             search_id=result.search_id,
             article_ids=[wiki[0].pk],
         )
-        user.client.get(f"{BASE}/articles/{wiki[1].pk}", {"search_id": str(result.search_id)})
+        agent.client.get(f"{BASE}/articles/{wiki[1].pk}", {"search_id": str(result.search_id)})
+    user.client.get(f"{BASE}/articles/{wiki[0].pk}")
 
     # when
     response = user.client.get(f"{BASE}/metrics", {"window": "24h"})

@@ -22,6 +22,7 @@ from apps.knowledge.services import (
     record_referenced,
     record_surfaced,
 )
+from apps.knowledge.viewer import Viewer
 from tests.knowledge.helpers import publish, table_rows
 
 pytestmark = pytest.mark.django_db
@@ -172,6 +173,7 @@ def test_metrics_count_distinct_pairs_and_ignore_repeats(tenant, agent_viewer, s
             article_id=articles[1].pk,
             search_id=search_id,
         )
+    # an open no search led to is recorded, and is no step of the funnel
     record_opened(tenant=tenant, viewer=agent_viewer, api_key_id=None, article_id=articles[2].pk)
 
     # when
@@ -179,8 +181,40 @@ def test_metrics_count_distinct_pairs_and_ignore_repeats(tenant, agent_viewer, s
 
     # then
     assert ArticleAccessEvent.objects.filter(access_type="referenced").count() == 2
-    assert (metrics.surfaced, metrics.opened, metrics.referenced) == (2, 2, 1)
-    assert (metrics.reference_rate, metrics.open_rate) == (0.5, 1.0)
+    assert ArticleAccessEvent.objects.filter(access_type="opened").count() == 3
+    assert (metrics.surfaced, metrics.opened, metrics.referenced) == (2, 1, 1)
+    assert (metrics.reference_rate, metrics.open_rate) == (0.5, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("_case", "search", "subject", "article"),
+    [
+        ("a made-up search id", "made-up", "agent-a", 0),
+        ("another subject's search", "real", "agent-b", 0),
+        ("an article the search did not surface", "real", "agent-a", 2),
+    ],
+)
+def test_an_open_attributed_to_a_search_not_the_callers_is_refused_and_recorded_nowhere(
+    tenant, surfaced, _case, search, subject, article
+):
+    # given
+    search_id, articles = surfaced
+    before = table_rows()
+
+    # when
+    with pytest.raises(NotSurfaced) as raised:
+        record_opened(
+            tenant=tenant,
+            viewer=Viewer.for_subject(subject),
+            api_key_id=None,
+            article_id=articles[article].pk,
+            search_id=search_id if search == "real" else uuid.uuid4(),
+        )
+
+    # then
+    assert (raised.value.http_status, raised.value.code) == (422, "not_surfaced")
+    assert table_rows() == before
+    assert knowledge_retrieval_metrics(tenant=tenant, window="24h").open_rate == 0.0
 
 
 def test_metrics_only_count_the_window_and_the_tenant(tenant, other_tenant, agent_viewer, surfaced):

@@ -130,6 +130,24 @@ def test_supersede_through_the_api_and_list_with_include_superseded(agent):
     assert next(m for m in everything["data"] if m["id"] == old)["superseded_by"] == new["id"]
 
 
+def test_a_supersede_past_the_history_quota_is_409_and_writes_nothing(
+    agent, other_agent, tenant, settings
+):
+    settings.MEMORY_QUOTA_SUPERSEDED_ROWS = 1
+    first = agent.post(MEMORY, {"text": "standup at 9"}).json()["data"]["id"]
+    live = agent.post(MEMORY, {"text": "standup at 10", "supersedes": first}).json()["data"]["id"]
+
+    refused = agent.post(MEMORY, {"text": "standup at 11", "supersedes": live})
+
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "history_quota_exceeded"
+    assert refused.json()["error"]["details"] == {"quota": 1, "superseded": 1}
+    assert [m["id"] for m in agent.get(MEMORY).json()["data"]] == [live]
+    assert Memory.objects.filter(tenant=tenant).count() == 2
+    theirs = other_agent.post(MEMORY, {"text": "mine"}).json()["data"]["id"]
+    assert other_agent.post(MEMORY, {"text": "mine too", "supersedes": theirs}).status_code == 201
+
+
 def test_list_filters_by_source_and_paginates(agent, tenant):
     for i in range(5):
         agent.post(MEMORY, {"text": f"fact {i}"})

@@ -212,6 +212,32 @@ def test_appends_share_the_write_rate_with_every_other_write(agent, settings):
     assert SessionMemory.objects.count() == 1
 
 
+def test_an_append_past_the_session_quota_is_409_and_writes_nothing(
+    agent, other_agent, foreign_agent, tenant, settings
+):
+    settings.SESSION_QUOTA_TURNS = 1
+    assert agent.post(_turns("s1"), {"content": "one", "ttl_seconds": 60}).status_code == 201
+
+    refused = agent.post(_turns("s2"), {"content": "two", "ttl_seconds": 60})
+    deprecated = agent.post(
+        MEMORY, {"tier": "session", "session_id": "s2", "content": "two", "ttl_seconds": 60}
+    )
+
+    assert refused.status_code == deprecated.status_code == 409
+    assert refused.json()["error"]["code"] == deprecated.json()["error"]["code"]
+    assert refused.json()["error"]["code"] == "session_quota_exceeded"
+    assert refused.json()["error"]["details"] == {
+        "bound": "turns",
+        "quota": 1,
+        "stored": 1,
+        "requested": 1,
+    }
+    assert _contents(tenant, "agent-a", session="s2") == []
+    # Another agent of the tenant, and the same agent id in another tenant, are unaffected.
+    for caller in (other_agent, foreign_agent):
+        assert caller.post(_turns("s1"), {"content": "c", "ttl_seconds": 60}).status_code == 201
+
+
 def test_a_custody_halt_freezes_agent_appends(agent, tenant):
     tenant_halt(tenant=tenant, reason="investigation")
 

@@ -1,7 +1,11 @@
 """Forget cascades: graduated articles, tombstones against re-promotion and re-graduation,
-history bounded by (tenant, subject), and an explicit re-remember that is allowed."""
+history bounded by (tenant, subject), kept Idempotency-Key responses, and an explicit
+re-remember that is allowed."""
+
+import uuid
 
 import pytest
+from django.utils import timezone
 
 from apps.knowledge.history import RecallHistory
 from apps.knowledge.models import Article
@@ -20,6 +24,7 @@ from apps.memory.services import (
     promotion_persist,
 )
 from apps.providers.embeddings import embedding_content_hash
+from apps.tenancy.models import IdempotencyRecord
 from tests.knowledge.helpers import publish
 from tests.memory.helpers import remember
 
@@ -167,3 +172,55 @@ def test_forget_drops_the_subjects_shown_history(tenant, django_capture_on_commi
 
     assert RecallHistory(tenant.pk, "agent-a", "s1", 3600).seen(["article-1"]) == set()
     assert RecallHistory(tenant.pk, "agent-b", "s1", 3600).seen(["article-1"]) == {"article-1"}
+
+
+def test_a_retried_write_after_forget_does_not_replay_the_forgotten_text(agent, tenant, mocker):
+    mocker.patch("apps.memory.queue.DRAIN_EMBEDDINGS.apply_async")
+    first = agent.post("/api/v1/memory", {"text": FACT}, HTTP_IDEMPOTENCY_KEY="key-1")
+    kept = agent.post("/api/v1/memory", {"text": "Prefers tabs"}, HTTP_IDEMPOTENCY_KEY="key-2")
+    forgotten_id = first.json()["data"]["id"]
+
+    assert agent.delete(f"/api/v1/memory/{forgotten_id}").status_code == 204
+    retry = agent.post("/api/v1/memory", {"text": FACT}, HTTP_IDEMPOTENCY_KEY="key-1")
+    kept_retry = agent.post(
+        "/api/v1/memory", {"text": "Prefers tabs"}, HTTP_IDEMPOTENCY_KEY="key-2"
+    )
+
+    # The retry ran afresh (the agent sent the text again) instead of replaying the old row.
+    assert (retry.status_code, retry["Idempotent-Replayed"]) == (201, "false")
+    assert retry.json()["data"]["id"] != forgotten_id
+    assert (kept_retry["Idempotent-Replayed"], kept_retry.json()) == ("true", kept.json())
+    assert IdempotencyRecord.objects.filter(tenant=tenant).count() == 2
+
+
+def test_forget_drops_every_kept_response_naming_the_fact_and_its_article(tenant):
+    memory, article = _graduated(tenant)
+    names = {
+        "write": {"data": {"id": str(memory.pk), "text": FACT}},
+        "graduation": {"data": {"article": {"id": str(article.pk), "title": FACT}}},
+        "unrelated": {"data": {"id": str(uuid.uuid4()), "text": "Prefers tabs"}},
+    }
+    for key, body in names.items():
+        IdempotencyRecord.objects.create(
+            tenant=tenant,
+            subject_id="agent-a",
+            key=key,
+            fingerprint="f",
+            claimed_at=timezone.now(),
+            status_code=201,
+            response_body=body,
+        )
+    IdempotencyRecord.objects.create(
+        tenant=tenant,
+        subject_id="agent-b",
+        key="write",
+        fingerprint="f",
+        claimed_at=timezone.now(),
+        status_code=201,
+        response_body=names["write"],
+    )
+
+    memory_forget(tenant=tenant, subject_id="agent-a", memory_id=memory.pk)
+
+    left = set(IdempotencyRecord.objects.values_list("subject_id", "key"))
+    assert left == {("agent-a", "unrelated"), ("agent-b", "write")}

@@ -112,6 +112,8 @@ def test_erasure_removes_the_fact_from_every_read_path(tenant, agent, promoter, 
         response = agent.post("/api/v1/memory/erase", {})
         assert response.json()["data"]["verified"] is True
     else:
-        call_command("erase_subject", "--tenant", tenant.slug, "--subject", "agent-a", "--json")
+        call_command(
+            "erase_subject", "--tenant", tenant.slug, "--subject", "agent-a", "--json", "--yes"
+        )
 
     assert _mentions(_reads(tenant, agent, tmp_path)) == {"api": [], "export": [], "fallback": []}

@@ -10,7 +10,8 @@ from apps.knowledge.selectors import knowledge_search
 from apps.knowledge.viewer import Viewer
 from apps.memory.exceptions import AlreadyGraduated, InvalidMemoryId, MemoryNotFound
 from apps.memory.models import Memory
-from apps.memory.services import memory_graduate, memory_graduation_sweep
+from apps.memory.services import memory_forget, memory_graduate, memory_graduation_sweep
+from apps.tenancy.models import ApiKeyRole
 from tests.knowledge.helpers import break_embeddings, publish
 from tests.memory.helpers import remember
 from tests.projects.factories import ProjectFactory
@@ -252,6 +253,23 @@ def test_graduate_api_gate_unavailable_is_503(agent, tenant):
     assert response.json()["error"]["code"] == "gate_unavailable"
 
 
+def test_graduate_api_past_the_authors_article_quota_is_409_and_stamps_nothing(
+    agent, tenant, settings
+):
+    settings.KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR = 1
+    first = _hot(tenant, "agent-a", "Deploys need a canary.")
+    second = _hot(tenant, "agent-a", "Invoices are rendered by the PDF worker.")
+    assert agent.post(GRADUATE, {"memory_id": str(first.pk)}).status_code == 201
+
+    response = agent.post(GRADUATE, {"memory_id": str(second.pk)})
+
+    second.refresh_from_db()
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "article_quota_exceeded"
+    assert response.json()["error"]["details"] == {"scope": "author", "quota": 1, "stored": 1}
+    assert (second.graduated_at, Article.objects.filter(tenant=tenant).count()) == (None, 1)
+
+
 def test_graduate_api_409_for_a_second_scope(agent, tenant):
     project = ProjectFactory.create(tenant=tenant)
     memory = _hot(tenant, "agent-a", "Deploys need a canary.", project_id=project.pk)
@@ -296,3 +314,49 @@ def test_concurrent_keyed_graduations_over_http_with_different_scopes_one_wins(m
 
     assert sorted(statuses) == [201, 409]
     assert Article.objects.count() == 1
+
+
+def _deduplicated_into_a_peers_article(tenant, make_caller):
+    """agent-b's memory graduates into agent-a's article, which a curator shared."""
+    text = "Deploys need a canary."
+    theirs = _hot(tenant, "agent-a", text)
+    shared = memory_graduate(tenant=tenant, subject_id="agent-a", memory_id=theirs.pk).article
+    curator = make_caller(tenant, ApiKeyRole.USER)
+    assert (
+        curator.patch(
+            f"/api/v1/knowledge/articles/{shared.pk}", {"version": 1, "visibility": "tenant"}
+        ).status_code
+        == 200
+    )
+    mine = _hot(tenant, "agent-b", text)
+    first = memory_graduate(tenant=tenant, subject_id="agent-b", memory_id=mine.pk)
+    assert (first.verdict, first.article.pk) == ("duplicate", shared.pk)
+    return theirs, mine, shared
+
+
+def test_graduation_after_a_peer_forgot_the_article_it_joined_graduates_again(make_caller, tenant):
+    theirs, mine, shared = _deduplicated_into_a_peers_article(tenant, make_caller)
+    memory_forget(tenant=tenant, subject_id="agent-a", memory_id=theirs.pk)
+    caller = make_caller(tenant, agent_id="agent-b")
+
+    response = caller.post(GRADUATE, {"memory_id": str(mine.pk)})
+
+    mine.refresh_from_db()
+    article = Article.objects.get(tenant=tenant)
+    assert (response.status_code, response.json()["data"]["verdict"]) == (201, "created")
+    assert response.json()["data"]["article"]["id"] == str(article.pk)
+    assert (article.source_memory_id, article.owner_agent_id) == (mine.pk, "agent-b")
+    assert mine.graduated_article_id == article.pk
+    assert article.pk != shared.pk
+
+
+def test_the_sweep_graduates_a_memory_whose_article_a_peer_forgot(make_caller, tenant):
+    theirs, mine, _shared = _deduplicated_into_a_peers_article(tenant, make_caller)
+    memory_forget(tenant=tenant, subject_id="agent-a", memory_id=theirs.pk)
+
+    sweep = memory_graduation_sweep()
+
+    mine.refresh_from_db()
+    assert (sweep.considered, sweep.graduated, sweep.errors) == (1, 1, 0)
+    assert Article.objects.get(tenant=tenant).source_memory_id == mine.pk
+    assert mine.graduated_article_id is not None

@@ -85,7 +85,7 @@ def test_list_and_revoke(db):
     _run("create_tenant", "--slug", "acme")
     issued = json.loads(_run("create_api_key", "--tenant", "acme", "--role", "user", "--json"))
 
-    revoked = json.loads(_run("revoke_api_key", issued["prefix"], "--json"))
+    revoked = json.loads(_run("revoke_api_key", issued["prefix"], "--json", "--yes"))
     active = json.loads(_run("list_api_keys", "--tenant", "acme", "--json"))
     everything = json.loads(
         _run("list_api_keys", "--tenant", "acme", "--include-revoked", "--json")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 from typing_extensions import override
 
-from apps.core.exceptions import ApplicationError
+from apps.core.management.base import EngramCommand
 from apps.core.schedules import (
     ScheduledTask,
     schedule_get,
@@ -26,36 +26,44 @@ from apps.core.schedules import (
     schedule_set_interval,
 )
 
+JSON_HELP = 'Print one JSON document; a failure too, as {"error": {"code", "message", "details"}}.'
+NAME_HELP = "The periodic task's name, as `schedule list` shows it."
 
-class Command(BaseCommand):
+
+class Command(EngramCommand):
     help = "List, change, enable/disable or run beat's periodic tasks (stored in the database)."
 
     @override
     def add_arguments(self, parser: CommandParser) -> None:
+        # `--json` belongs to each action (`schedule list --json`), not to the command.
         actions = parser.add_subparsers(dest="action", required=True)
         actions.add_parser("list", help="every periodic task").add_argument(
-            "--json", action="store_true"
+            "--json", action="store_true", help=JSON_HELP
         )
         actions.add_parser("seed", help="add the code's schedule").add_argument(
-            "--json", action="store_true"
+            "--json", action="store_true", help=JSON_HELP
         )
         set_parser = actions.add_parser("set", help="change a task's interval")
-        set_parser.add_argument("name")
-        set_parser.add_argument("--every", type=int, required=True, metavar="SECONDS")
-        set_parser.add_argument("--json", action="store_true")
-        for action in ("enable", "disable", "run"):
-            sub = actions.add_parser(action)
-            sub.add_argument("name")
-            sub.add_argument("--json", action="store_true")
+        set_parser.add_argument("name", help=NAME_HELP)
+        set_parser.add_argument(
+            "--every",
+            type=int,
+            required=True,
+            metavar="SECONDS",
+            help="Run it every this many seconds.",
+        )
+        set_parser.add_argument("--json", action="store_true", help=JSON_HELP)
+        for action, what in (
+            ("enable", "let beat run a task again"),
+            ("disable", "stop beat from running a task"),
+            ("run", "send a task to a worker now"),
+        ):
+            sub = actions.add_parser(action, help=what)
+            sub.add_argument("name", help=NAME_HELP)
+            sub.add_argument("--json", action="store_true", help=JSON_HELP)
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            self._handle(options)
-        except ApplicationError as exc:
-            raise CommandError(exc.message) from exc
-
-    def _handle(self, options: dict[str, Any]) -> None:
         action, as_json = options["action"], options["json"]
         if action == "list":
             tasks = schedule_list()

@@ -12,7 +12,8 @@ class Command(ErasureCommand):
     help = (
         "Erase every row of one subject of a tenant (memories, sessions, promotion state, "
         "owner-visible and graduated articles, access events, idempotency records) and print "
-        "the receipt. --dry-run prints the same counts and changes nothing."
+        "the receipt. Asks first, showing the counts (--yes does not); --dry-run prints the "
+        "same counts and changes nothing."
     )
 
     @override
@@ -20,10 +21,14 @@ class Command(ErasureCommand):
         parser.add_argument("--subject", required=True, help="The subject id to erase.")
 
     @override
-    def erase(self, *, tenant: Tenant, options: dict[str, Any]) -> Erasure:
+    def erase(self, *, tenant: Tenant, options: dict[str, Any], dry_run: bool) -> Erasure:
         return erase_subject(
             tenant=tenant,
             subject_id=options["subject"],
             requested_by="operator:erase_subject",
-            dry_run=options["dry_run"],
+            dry_run=dry_run,
         )
+
+    @override
+    def scope_label(self, *, tenant: Tenant, options: dict[str, Any]) -> str:
+        return f"every row of subject {options['subject']!r} of tenant {tenant.slug}"

@@ -13,7 +13,9 @@ class Command(EngramCommand):
 
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--limit", type=int, default=100)
+        parser.add_argument(
+            "--limit", type=int, default=100, help="At most this many, newest first."
+        )
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 from tqdm import tqdm
 from typing_extensions import override
 
-from apps.core.management.base import EngramCommand
+from apps.core.management.base import INVALID_ARGUMENTS, CommandFailed, EngramCommand
 from apps.dataops.export_format import to_json_line
 from apps.dataops.selectors import memory_export_records
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
@@ -46,7 +46,9 @@ class Command(EngramCommand):
     @override
     def handle(self, *args: Any, **options: Any) -> None:
         if options["include_knowledge"] and not options["subject"]:
-            raise CommandError("--include-knowledge only applies with --subject.")
+            raise CommandFailed(
+                INVALID_ARGUMENTS, "--include-knowledge only applies with --subject."
+            )
         tenant = tenant_get_by_slug_or_id(identifier=options["tenant"])
         subject = options["subject"]
         records = memory_export_records(
@@ -82,7 +84,7 @@ class Command(EngramCommand):
     def _write_file(self, path: Path, header: dict[str, Any], records: Any, *, total: int) -> None:
         """Write next to ``path`` and rename into place: never a truncated file at ``path``."""
         if path.is_dir():
-            raise CommandError(f"{path} is a directory; give a file path.")
+            raise CommandFailed("invalid_output", f"{path} is a directory; give a file path.")
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.partial")
         try:

@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 from tqdm import tqdm
 from typing_extensions import override
 
-from apps.core.management.base import EngramCommand
+from apps.core.management.base import CommandFailed, EngramCommand
 from apps.dataops.export_format import ParsedExport, parse_export
 from apps.dataops.services import memory_import
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
@@ -57,7 +57,7 @@ class Command(EngramCommand):
                 return parse_export(sys.stdin, on_line=advance)
             path = Path(source)
             if not path.is_file():
-                raise CommandError(f"{path} is not a file.")
+                raise CommandFailed("input_not_found", f"{path} is not a file.")
             with path.open(encoding="utf-8") as handle:
                 return parse_export(handle, on_line=advance)
 

@@ -1,9 +1,9 @@
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 from typing_extensions import override
 
-from apps.core.management.base import EngramCommand
+from apps.core.management.base import INVALID_ARGUMENTS, CommandFailed, EngramCommand
 from apps.memory.models import Memory
 from apps.memory.selectors import memory_list, memory_list_all_subjects
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
@@ -31,17 +31,25 @@ class Command(EngramCommand):
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", required=True, help="Tenant slug or id.")
         parser.add_argument("--subject", help="Only this subject's memories.")
-        parser.add_argument("--all-subjects", action="store_true")
-        parser.add_argument("--include-superseded", action="store_true")
-        parser.add_argument("--limit", type=int, default=50)
-        parser.add_argument("--offset", type=int, default=0)
+        parser.add_argument(
+            "--all-subjects", action="store_true", help="Every subject of the tenant."
+        )
+        parser.add_argument(
+            "--include-superseded",
+            action="store_true",
+            help="Also list versions a newer memory replaced.",
+        )
+        parser.add_argument("--limit", type=int, default=50, help="Rows per page.")
+        parser.add_argument("--offset", type=int, default=0, help="Rows to skip.")
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:
         if bool(options["subject"]) == bool(options["all_subjects"]):
-            raise CommandError("Give exactly one of --subject or --all-subjects.")
+            raise CommandFailed(
+                INVALID_ARGUMENTS, "Give exactly one of --subject or --all-subjects."
+            )
         if options["limit"] < 1:
-            raise CommandError("--limit must be positive.")
+            raise CommandFailed(INVALID_ARGUMENTS, "--limit must be positive.")
         tenant = tenant_get_by_slug_or_id(identifier=options["tenant"])
         common = {
             "include_superseded": options["include_superseded"],

@@ -25,6 +25,9 @@ SUBJECT_COLUMNS = (
     ("TO_PROMOTE", None),
     ("JOBS", None),
     ("TO_GRADUATE", "graduation_backlog"),
+    ("SESSION_BYTES", "session_bytes"),
+    ("ARTICLES", "articles_authored"),
+    ("COMPILES_1H", "promotion_compiles_hour"),
 )
 
 
@@ -56,6 +59,16 @@ def _human(stats: TenantStats) -> str:
         f"{totals['promotion_jobs_failed_24h']} failed in 24h",
         f"  graduation backlog {totals['graduation_backlog']}",
         "  articles   " + ", ".join(f"{count} {status}" for status, count in articles.items()),
+        "  bounds     per subject: "
+        + ", ".join(
+            f"{name} {limit}" for name, limit in stats.limits.items() if "per_tenant" not in name
+        )
+        + "; per tenant: "
+        + ", ".join(
+            f"{name.replace('_per_tenant', '')} {limit}"
+            for name, limit in stats.limits.items()
+            if "per_tenant" in name
+        ),
     ]
     run = stats.reembed_in_progress
     if run is not None:

@@ -14,11 +14,11 @@ import sys
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 from tqdm import tqdm
 from typing_extensions import override
 
-from apps.core.management.base import EngramCommand
+from apps.core.management.base import INVALID_ARGUMENTS, CommandFailed, EngramCommand
 from apps.dataops.services import memory_reembed
 from apps.tenancy.selectors import tenant_get_by_slug_or_id
 
@@ -42,7 +42,7 @@ class Command(EngramCommand):
     @override
     def handle(self, *args: Any, **options: Any) -> None:
         if options["batch"] < 1:
-            raise CommandError("--batch must be positive.")
+            raise CommandFailed(INVALID_ARGUMENTS, "--batch must be positive.")
         tenant = tenant_get_by_slug_or_id(identifier=options["tenant"])
         with tqdm(desc="re-embedding", unit="row", file=sys.stderr, leave=False) as progress:
 

@@ -32,8 +32,15 @@ class Command(EngramCommand):
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path, help="Directory (md) or file (jsonl).")
         parser.add_argument("--tenant", required=True, help="Tenant slug or id.")
-        parser.add_argument("--format", choices=FORMATS, default=None)
-        parser.add_argument("--include-archived", action="store_true")
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            default=None,
+            help="Default: jsonl for a *.jsonl path, md (a directory) otherwise.",
+        )
+        parser.add_argument(
+            "--include-archived", action="store_true", help="Export archived articles too."
+        )
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:

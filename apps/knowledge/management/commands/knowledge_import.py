@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 from tqdm import tqdm
 from typing_extensions import override
 
-from apps.core.management.base import EngramCommand
+from apps.core.management.base import CommandFailed, EngramCommand
 from apps.knowledge.management.commands._transfer import FORMATS, resolve_format
 from apps.knowledge.services import ImportOutcome, article_embed_pending, knowledge_import
 from apps.knowledge.transfer import ArticleRecord, RecordError, from_json_line, from_markdown
@@ -31,7 +31,7 @@ def _read(path: Path, fmt: str) -> tuple[list[ArticleRecord], list[str]]:
     errors: list[str] = []
     if fmt == "md":
         if not path.is_dir():
-            raise CommandError(f"{path} is not a directory of Markdown files")
+            raise CommandFailed("input_not_found", f"{path} is not a directory of Markdown files.")
         for file in sorted(path.glob("*.md")):
             try:
                 records.append(from_markdown(file.read_text(encoding="utf-8")))
@@ -39,7 +39,7 @@ def _read(path: Path, fmt: str) -> tuple[list[ArticleRecord], list[str]]:
                 errors.append(f"{file.name}: {exc}")
     else:
         if not path.is_file():
-            raise CommandError(f"{path} is not a file")
+            raise CommandFailed("input_not_found", f"{path} is not a file.")
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -59,7 +59,12 @@ class Command(EngramCommand):
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path, help="Directory (md) or file (jsonl).")
         parser.add_argument("--tenant", required=True, help="Tenant slug or id.")
-        parser.add_argument("--format", choices=FORMATS, default=None)
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            default=None,
+            help="Default: jsonl for a *.jsonl path, md (a directory) otherwise.",
+        )
         parser.add_argument(
             "--embed-now", action="store_true", help="Embed the new articles before returning."
         )

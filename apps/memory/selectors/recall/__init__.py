@@ -131,7 +131,7 @@ def memory_recall(
                 if mode != MODE_SEMANTIC
                 else ready(embed_query_cached(config, query, caller=caller))
             )
-        with heavy_read_slot(tenant_id=tenant.pk):
+        with heavy_read_slot(tenant_id=tenant.pk, subject_id=subject_id):
             if mode == MODE_SEMANTIC:
                 assert vector is not None  # noqa: S101 - every mode but keyword has one
                 result = semantic_recall(

@@ -167,8 +167,9 @@ def hybrid_recall(
         limit=fetch,
         include_superseded=include_superseded,
     )
-    if "ann_iterative_scan" in leg.meta:
-        meta["ann_iterative_scan"] = leg.meta["ann_iterative_scan"]
+    for key in ("ann_iterative_scan", "ann_iterative_scan_reason"):
+        if key in leg.meta:
+            meta[key] = leg.meta[key]
     winners = fuse(leg.ranked, keyword, limit)
     memories, similarities, pending = fetch_rows(
         scopes.any,

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core.db.cursors import server_bound_cursor
+from apps.core.db.iterative_scan import OFF, iterative_scan
 from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
 from apps.memory.selectors.recall.results import (
@@ -125,7 +126,10 @@ def _has_rows(scope: CompiledScope) -> bool:
         return cursor.fetchone() is not None
 
 
-def _ann(scope: CompiledScope, vector: VectorParam, limit: int, *, rows: bool) -> Ranked:
+def _ann(
+    scope: CompiledScope, vector: VectorParam, limit: int, *, rows: bool, iterative: bool
+) -> Ranked:
+    ef_search = str(max(settings.MEMORY_HNSW_EF_SEARCH, limit))
     with transaction.atomic(using=scope.using), server_bound_cursor(scope.using) as cursor:
         # One round trip for every knob, each local to this transaction:
         # - relaxed_order: the iterative scan keeps walking the graph until `limit` rows pass
@@ -133,16 +137,22 @@ def _ann(scope: CompiledScope, vector: VectorParam, limit: int, *, rows: bool) -
         # - enable_sort off: the only plan left without a Sort is the HNSW index scan, so the
         #   planner cannot pick the (tenant, subject) btree + sort for a large subject and turn
         #   the ANN read into a slow exact one (PG counts disabled nodes; cost is moot).
-        cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.max_scan_tuples', %s, true), "
-            "set_config('enable_sort', 'off', true)",
-            [
-                str(max(settings.MEMORY_HNSW_EF_SEARCH, limit)),
-                str(settings.MEMORY_HNSW_MAX_SCAN_TUPLES),
-            ],
-        )
+        if iterative:
+            cursor.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.ef_search', %s, true), "
+                "set_config('hnsw.max_scan_tuples', %s, true), "
+                "set_config('enable_sort', 'off', true)",
+                [ef_search, str(settings.MEMORY_HNSW_MAX_SCAN_TUPLES)],
+            )
+        else:
+            # A pgvector without the iterative scan knows neither of its settings (setting one
+            # would be an error): one ef_search pool, and the caller completes a short read.
+            cursor.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), "
+                "set_config('enable_sort', 'off', true)",
+                [ef_search],
+            )
         ranked = _approximate(
             scope, vector, limit * max(1, settings.MEMORY_HNSW_CANDIDATES_PER_RESULT), rows=rows
         )
@@ -187,7 +197,7 @@ def _vector_ranking(
     if include_superseded:
         ranked = _exact(scope, query_vector, limit, rows=rows)
     else:
-        meta["ann_iterative_scan"] = "off"
+        meta["ann_iterative_scan"] = OFF
         # The common case is one statement: the exact top-k behind a one-time check that the
         # subject has at most `threshold` rows. A larger subject returns no rows, and so does
         # an empty one; a LIMIT 1 probe tells the two apart.
@@ -195,10 +205,12 @@ def _vector_ranking(
         ranked = _exact(scope, query_vector, limit, threshold=threshold, rows=rows)
         if not ranked and _has_rows(scope):
             strategy = STRATEGY_ANN
-            meta["ann_iterative_scan"] = "applied"
-            ranked = _ann(scope, query_vector, limit, rows=rows)
+            support = iterative_scan(scope.using)
+            meta.update(support.meta())
+            ranked = _ann(scope, query_vector, limit, rows=rows, iterative=support.available)
             if len(ranked) < limit:
-                # The index gave up before k rows (max_scan_tuples); finish exactly.
+                # The index gave up before k rows (max_scan_tuples, or one ef_search pool
+                # without the iterative scan); finish exactly.
                 strategy = STRATEGY_ANN_EXACT
                 ranked = _exact(scope, query_vector, limit, rows=rows)
     return VectorRanking(ranked=ranked, strategy=strategy, meta=meta)

@@ -1,10 +1,10 @@
 import os
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 from typing_extensions import override
 
-from apps.core.management.base import EngramCommand
+from apps.core.management.base import CommandFailed, EngramCommand
 from apps.tenancy.management.commands._common import tenant_arg
 from apps.tenancy.services import (
     tenant_configure_embedding_provider,
@@ -20,12 +20,28 @@ class Command(EngramCommand):
 
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--tenant", required=True)
-        parser.add_argument("--kind", required=True, choices=["embedding", "llm"])
-        parser.add_argument("--provider", required=True)
-        parser.add_argument("--model", default="")
-        parser.add_argument("--base-url", default="")
-        parser.add_argument("--dimensions", type=int)
+        parser.add_argument("--tenant", required=True, help="Tenant slug or id.")
+        parser.add_argument(
+            "--kind",
+            required=True,
+            choices=["embedding", "llm"],
+            help="embedding: vectors for memories and articles; llm: the promotion compiler.",
+        )
+        parser.add_argument(
+            "--provider",
+            required=True,
+            help="embedding: local | openai (any OpenAI-compatible /embeddings endpoint); "
+            "llm: heuristic | openai | anthropic.",
+        )
+        parser.add_argument("--model", default="", help="The provider's model name.")
+        parser.add_argument(
+            "--base-url", default="", help="The provider's API base URL (default: its own)."
+        )
+        parser.add_argument(
+            "--dimensions",
+            type=int,
+            help="Ask the model for vectors this long; must equal EMBEDDING_DIMENSIONS.",
+        )
         parser.add_argument("--api-key-env", default="", help="Name of an env var holding the key.")
 
     @override
@@ -35,7 +51,9 @@ class Command(EngramCommand):
         if options["api_key_env"]:
             api_key = os.environ.get(options["api_key_env"], "")
             if not api_key:
-                raise CommandError(f"Environment variable {options['api_key_env']} is empty.")
+                raise CommandFailed(
+                    "empty_api_key_env", f"Environment variable {options['api_key_env']} is empty."
+                )
         config: dict[str, Any] = {
             key: value
             for key, value in {

@@ -12,8 +12,10 @@ class Command(EngramCommand):
 
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--slug", required=True)
-        parser.add_argument("--name", default="")
+        parser.add_argument(
+            "--slug", required=True, help="The tenant's short name, unique; commands take it."
+        )
+        parser.add_argument("--name", default="", help="A display name.")
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:

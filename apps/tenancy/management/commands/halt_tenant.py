@@ -14,7 +14,7 @@ class Command(EngramCommand):
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("tenant", help="Tenant slug or id.")
-        parser.add_argument("--reason", default="")
+        parser.add_argument("--reason", default="", help="Why, recorded on the tenant.")
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:

@@ -14,7 +14,7 @@ class Command(EngramCommand):
     @override
     def add_command_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tenant", help="Tenant slug or id.")
-        parser.add_argument("--include-revoked", action="store_true")
+        parser.add_argument("--include-revoked", action="store_true", help="List revoked keys too.")
 
     @override
     def handle(self, *args: Any, **options: Any) -> None:

@@ -20,7 +20,12 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from engram_client.errors import EngramError, RateLimitedError, error_for_status
+from engram_client.errors import (
+    EngramError,
+    InvalidRequestError,
+    RateLimitedError,
+    error_for_status,
+)
 from engram_client.models import (
     ArticleProposal,
     GraduationResult,
@@ -48,13 +53,18 @@ DEFAULT_MAX_RETRIES = 3
 DEFAULT_SESSION_TTL_SECONDS = 24 * 3600
 #: The largest page ``GET /memory`` serves; ``memories()`` walks pages of this size.
 MEMORY_PAGE_MAX = 200
-SESSION_PAGE_MAX = 1000
+SESSION_PAGE_MAX = 200
+#: The server's largest batch (``MEMORY_BATCH_MAX_ITEMS``); a longer bulk write is sent in
+#: batches of this size.
+BATCH_MAX_ITEMS = 500
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IMPERSONATION_HEADER = "X-Impersonate-Tenant"
 #: Statuses worth retrying: the request was refused before anything was written.
 RETRY_STATUSES = frozenset({429, 503})
 #: A 409 with this code means "your first attempt is still running": wait and ask again.
 IN_PROGRESS_CODE = "idempotency_key_in_progress"
+#: The server's code for a session id no session may have (docs/memory.md, "Session ids").
+INVALID_SESSION_ID_CODE = "invalid_session_id"
 #: Failures where the request may or may not have reached Engram; a write is still safe to
 #: resend because it carries the same Idempotency-Key.
 TRANSPORT_ERRORS: tuple[type[Exception], ...] = (
@@ -134,6 +144,8 @@ class Call(Generic[T]):
     params: Mapping[str, Any] | None = None
     #: Writes carry an Idempotency-Key, minted once and reused by every retry of this call.
     idempotency_key: str | None = field(default=None)
+    #: What the call counts against a rate limit: a batch counts its items.
+    cost: int = 1
 
     def request_headers(self) -> dict[str, str]:
         return {IDEMPOTENCY_HEADER: self.idempotency_key} if self.idempotency_key else {}
@@ -156,8 +168,10 @@ def _query_value(value: Any) -> str | list[str]:
     return str(value)
 
 
-def _write(method: str, path: str, parse: Callable[[Any], T], json: Any = None) -> Call[T]:
-    return Call(method, path, parse, json=json, idempotency_key=str(uuid.uuid4()))
+def _write(
+    method: str, path: str, parse: Callable[[Any], T], json: Any = None, *, cost: int = 1
+) -> Call[T]:
+    return Call(method, path, parse, json=json, idempotency_key=str(uuid.uuid4()), cost=cost)
 
 
 def _segment(value: object) -> str:
@@ -268,55 +282,57 @@ def remember_many(items: Sequence[NewMemory | NewTurn | str]) -> Call[list[Memor
         "/api/v1/memory/batch",
         lambda body: [_written(item) for item in body["data"]],
         {"items": payload},
+        cost=len(payload),
     )
 
 
-def _is_path_segment(value: str) -> bool:
-    """Whether a session id survives as one URL path segment: the server decodes ``%2F``
-    before routing, and ``.``/``..`` are dot segments an HTTP stack may resolve away."""
-    return value not in {"", ".", ".."} and "/" not in value
+def check_session_id(session_id: str) -> None:
+    """Refuse the empty session id here: no URL path segment can name it (an empty segment
+    is one a proxy may merge away). Every other id is the server's to judge."""
+    if not session_id:
+        raise InvalidRequestError("session_id must not be empty.", code=INVALID_SESSION_ID_CODE)
+
+
+def _session_path(session_id: str, suffix: str = "") -> str:
+    """``/api/v1/memory/sessions/{session_id}{suffix}`` for any session id.
+
+    The server decodes the session segment once more after HTTP's own percent-decoding
+    (which happens before routing, so an encoded ``/`` would split the path, and ``.``/``..``
+    segments are resolved away by HTTP stacks), so the id is escaped once (``%`` → ``%25``,
+    ``/`` → ``%2F``, the dots of ``.``/``..`` → ``%2E``) and then percent-encoded.
+    """
+    check_session_id(session_id)
+    escaped = session_id.replace("%", "%25").replace("/", "%2F")
+    if escaped in {".", ".."}:
+        escaped = escaped.replace(".", "%2E")
+    return f"/api/v1/memory/sessions/{quote(escaped, safe='')}{suffix}"
 
 
 def session_append(turn: NewTurn) -> Call[SessionTurn]:
-    if not _is_path_segment(turn.session_id):
-        # No URL can name this session, so the deprecated body form (which carries
-        # session_id in the body) keeps such ids working, with the server's own 422 for ""
-        return _write("POST", "/api/v1/memory", _data(SessionTurn), turn.item())
     return _write(
-        "POST",
-        f"/api/v1/memory/sessions/{_segment(turn.session_id)}/turns",
-        _data(SessionTurn),
-        turn.fields(),
+        "POST", _session_path(turn.session_id, "/turns"), _data(SessionTurn), turn.fields()
     )
 
 
 def session_history(session_id: str, *, limit: int, offset: int) -> Call[SessionHistory]:
     return Call(
         "GET",
-        f"/api/v1/memory/sessions/{_segment(session_id)}",
+        _session_path(session_id),
         _whole(SessionHistory),
         params={"limit": limit, "offset": offset},
     )
 
 
 def session_clear(session_id: str) -> Call[SessionCleared]:
-    return _write(
-        "DELETE", f"/api/v1/memory/sessions/{_segment(session_id)}", _data(SessionCleared)
-    )
+    return _write("DELETE", _session_path(session_id), _data(SessionCleared))
 
 
 def session_pop(session_id: str) -> Call[SessionTurn]:
-    return _write(
-        "DELETE", f"/api/v1/memory/sessions/{_segment(session_id)}/turns/last", _data(SessionTurn)
-    )
+    return _write("DELETE", _session_path(session_id, "/turns/last"), _data(SessionTurn))
 
 
 def session_delete_turn(session_id: str, seq: int) -> Call[SessionTurn]:
-    return _write(
-        "DELETE",
-        f"/api/v1/memory/sessions/{_segment(session_id)}/turns/{int(seq)}",
-        _data(SessionTurn),
-    )
+    return _write("DELETE", _session_path(session_id, f"/turns/{int(seq)}"), _data(SessionTurn))
 
 
 def recall(
@@ -415,8 +431,9 @@ def knowledge_search(
 def knowledge_context(
     query: str, *, limit: int | None, project_id: str | uuid.UUID | None
 ) -> Call[KnowledgeContext]:
-    params = {"query": query, "limit": limit, "project_id": project_id}
-    return Call("GET", "/api/v1/knowledge/context", _whole(KnowledgeContext), params=params)
+    # A POST: the query stays out of the URL, so out of proxies' and servers' access logs.
+    body = _body(query=query, limit=limit, project_id=project_id)
+    return Call("POST", "/api/v1/knowledge/context", _whole(KnowledgeContext), json=body)
 
 
 def knowledge_create(
@@ -481,17 +498,34 @@ def backoff_seconds(options: ClientOptions, attempt: int) -> float:
     return ceiling * (0.5 + random.random() / 2)  # noqa: S311 - jitter, not security
 
 
-def _error_code(response: httpx.Response) -> str | None:
+def _error(response: httpx.Response) -> dict[str, Any]:
     try:
         body = response.json()
     except ValueError:
-        return None
+        return {}
     error = body.get("error") if isinstance(body, dict) else None
-    return str(error.get("code")) if isinstance(error, dict) and "code" in error else None
+    return error if isinstance(error, dict) else {}
 
 
-def retry_delay(options: ClientOptions, response: httpx.Response, attempt: int) -> float | None:
-    """How long to wait before resending, or None when this response is final."""
+def _error_code(response: httpx.Response) -> str | None:
+    error = _error(response)
+    return str(error["code"]) if "code" in error else None
+
+
+def rate_limit_per_window(details: Mapping[str, Any]) -> int | None:
+    """What one window of the limit a 429 names admits (its ``details.limit``), if given."""
+    limit = details.get("limit")
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
+def retry_delay(
+    options: ClientOptions, response: httpx.Response, attempt: int, *, cost: int = 1
+) -> float | None:
+    """How long to wait before resending, or None when this response is final.
+
+    A 429 for a call costing more than a whole window admits is final at once: no wait
+    would let it through (a batch must be split).
+    """
     if attempt >= options.max_retries:
         return None
     retryable = response.status_code in RETRY_STATUSES or (
@@ -499,6 +533,11 @@ def retry_delay(options: ClientOptions, response: httpx.Response, attempt: int) 
     )
     if not retryable:
         return None
+    if response.status_code == 429:
+        details = _error(response).get("details")
+        admitted = rate_limit_per_window(details) if isinstance(details, dict) else None
+        if admitted is not None and cost > admitted:
+            return None
     hinted = retry_after_seconds(response)
     if hinted is None:
         return backoff_seconds(options, attempt)

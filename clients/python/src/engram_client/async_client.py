@@ -13,6 +13,7 @@ import httpx
 
 from engram_client import _core
 from engram_client._core import ClientOptions, NewMemory, NewTurn
+from engram_client._loops import LoopClients
 from engram_client.errors import NotFoundError
 from engram_client.models import (
     ArticleProposal,
@@ -43,6 +44,11 @@ class AsyncEngram:
     ``ENGRAM_API_KEY`` and, for a superadmin key, ``ENGRAM_IMPERSONATE_TENANT``. Every write
     carries a fresh ``Idempotency-Key`` that its retries reuse, so a retried write is stored
     once. 429 and 503 are retried up to ``max_retries`` times, waiting ``Retry-After``.
+
+    One client serves any number of event loops, in turn or at once in several threads (two
+    ``asyncio.run`` calls, the Agents SDK's ``Runner.run_sync``): each loop gets its own
+    connections, closed when that loop ends. A ``transport`` or ``http_client`` passed in is
+    used as given, in every loop.
     """
 
     def __init__(
@@ -68,8 +74,13 @@ class AsyncEngram:
             max_retry_wait=max_retry_wait,
         )
         self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(
-            base_url=self.options.base_url, timeout=self.options.timeout, transport=transport
+        if http_client is None and transport is not None:
+            # The transport decides which loops its connections may serve, so one client.
+            http_client = httpx.AsyncClient(
+                base_url=self.options.base_url, timeout=self.options.timeout, transport=transport
+            )
+        self._http: httpx.AsyncClient | LoopClients = http_client or LoopClients(
+            lambda: httpx.AsyncClient(base_url=self.options.base_url, timeout=self.options.timeout)
         )
 
     @property
@@ -92,6 +103,11 @@ class AsyncEngram:
         if self._owns_http:
             await self._http.aclose()
 
+    async def _http_client(self) -> httpx.AsyncClient:
+        if isinstance(self._http, LoopClients):
+            return await self._http.current()
+        return self._http
+
     async def __aenter__(self) -> AsyncEngram:
         return self
 
@@ -107,10 +123,11 @@ class AsyncEngram:
 
     async def _send(self, call: _core.Call[T]) -> T:
         headers = {**self.options.headers(), **call.request_headers()}
+        http = await self._http_client()
         attempt = 0
         while True:
             try:
-                response = await self._http.request(
+                response = await http.request(
                     call.method,
                     f"{self.options.base_url}{call.path}",
                     json=call.json,
@@ -122,7 +139,7 @@ class AsyncEngram:
                 if delay is None:
                     raise _core.connection_error(self.options, exc) from exc
             else:
-                delay = _core.retry_delay(self.options, response, attempt)
+                delay = _core.retry_delay(self.options, response, attempt, cost=call.cost)
                 if delay is None:
                     return _core.parse_response(call, response)
             await asyncio.sleep(delay)

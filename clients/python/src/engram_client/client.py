@@ -122,7 +122,7 @@ class Engram:
                 if delay is None:
                     raise _core.connection_error(self.options, exc) from exc
             else:
-                delay = _core.retry_delay(self.options, response, attempt)
+                delay = _core.retry_delay(self.options, response, attempt, cost=call.cost)
                 if delay is None:
                     return _core.parse_response(call, response)
             time.sleep(delay)

@@ -72,11 +72,17 @@ class MemoryPage(EngramModel):
     meta: ListMeta
 
 
+class SessionHistoryMeta(ListMeta):
+    #: Where the next page starts; None after the last. A page may hold fewer turns than its
+    #: limit: it is bounded in turns and in bytes.
+    next_offset: int | None
+
+
 class SessionHistory(EngramModel):
     """One page of a session's turns, oldest first."""
 
     data: list[SessionTurn]
-    meta: ListMeta
+    meta: SessionHistoryMeta
 
 
 class SessionCleared(EngramModel):
@@ -107,6 +113,8 @@ class MemoryRecallMeta(EngramModel):
     underfilled: bool
     strategy: str
     ann_iterative_scan: str | None = None
+    #: Why the iterative scan was ``unavailable`` (only then).
+    ann_iterative_scan_reason: str | None = None
     mode: Literal["semantic", "keyword", "hybrid"]
     #: Why the primary answered, not the heavy-read replica (replica_lag, replica_unavailable).
     degraded_reason: str | None
@@ -297,6 +305,8 @@ class KnowledgeSearchMeta(EngramModel):
     answer_separation: float | None
     keyword_mode: str
     ann_iterative_scan: str | None = None
+    #: Why the iterative scan was ``unavailable`` (only then).
+    ann_iterative_scan_reason: str | None = None
     diversity: KnowledgeDiversityMeta
 
 
@@ -327,7 +337,7 @@ class KnowledgeContextData(EngramModel):
 
 
 class KnowledgeContext(EngramModel):
-    """``GET /knowledge/context``: the top articles in full, plus the articles they link to."""
+    """``POST /knowledge/context``: the top articles in full, plus the articles they link to."""
 
     data: KnowledgeContextData
     meta: dict[str, Any]
@@ -353,6 +363,7 @@ SCHEMA_COMPONENTS: dict[type[EngramModel], str] = {
     ListMeta: "ListMeta",
     MemoryPage: "MemoryListOutput",
     SessionHistory: "SessionHistoryOutput",
+    SessionHistoryMeta: "SessionHistoryMeta",
     SessionCleared: "SessionClearData",
     RecallHit: "RecallHitOutput",
     MemoryRecallMeta: "MemoryRecallMeta",

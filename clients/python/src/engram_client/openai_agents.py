@@ -28,8 +28,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, cast
 
-from engram_client._core import NewTurn
+from engram_client._core import BATCH_MAX_ITEMS, NewTurn, check_session_id, rate_limit_per_window
 from engram_client.async_client import AsyncEngram
+from engram_client.errors import RateLimitedError
 from engram_client.models import PromotionResult, SessionCleared, SessionTurn
 
 try:
@@ -50,8 +51,6 @@ __all__ = ["EngramSession"]
 METADATA_KEY = "openai_agents"
 #: Room left under Engram's 16 KiB metadata cap for the wrapper around the item.
 ITEM_METADATA_MAX_BYTES = 16 * 1024 - 256
-#: Engram's largest batch write; a longer ``add_items`` is sent in batches of this size.
-BATCH_MAX_ITEMS = 500
 SESSION_PAGE_MAX = 1000
 MESSAGE_ROLES = {"user": "user", "assistant": "assistant", "system": "system"}
 
@@ -109,6 +108,9 @@ def turn_item(turn: SessionTurn) -> TResponseInputItem:
 class EngramSession:
     """The Agents SDK ``Session`` protocol over one Engram session of the API key's subject.
 
+    ``session_id`` is any printable text of 1–200 characters, kept as given (``/``, ``.``,
+    spaces, ``%`` and any script included); left out (None), it is a new ``agents-<uuid>``.
+    An empty one is refused at once (``InvalidRequestError``, ``invalid_session_id``).
     ``client`` is an ``AsyncEngram`` (one is made from ``ENGRAM_API_URL`` / ``ENGRAM_API_KEY``,
     or ``base_url`` / ``api_key``, when left out). ``session_settings.limit`` caps what
     ``get_items()`` returns when it is called without a limit, as in the SDK's own sessions.
@@ -127,7 +129,10 @@ class EngramSession:
         ttl_seconds: int | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
-        self.session_id = session_id or f"agents-{uuid.uuid4()}"
+        if session_id is None:
+            session_id = f"agents-{uuid.uuid4()}"
+        check_session_id(session_id)
+        self.session_id = session_id
         self._owns_client = client is None
         self.client = client or AsyncEngram(base_url, api_key)
         self.ttl_seconds = ttl_seconds
@@ -173,15 +178,33 @@ class EngramSession:
         return [turn_item(turn) for turn in turns]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Append the items as turns, in order; each batch of 500 is all or nothing."""
+        """Append the items as turns, in order, through Engram's batch write.
+
+        Batches hold up to 500 items (Engram's largest), each all or nothing. A batch refused
+        by the write rate (429) is sent again after ``Retry-After``, up to the client's
+        ``max_retries`` times; when the rate admits fewer items per window than a batch holds,
+        the batches shrink to what one window admits. If a batch still fails, the batches
+        before it stay written and the error is raised.
+        """
         turns = [
             item_turn(
                 self.session_id, cast("Mapping[str, Any]", item), ttl_seconds=self.ttl_seconds
             )
             for item in items
         ]
-        for start in range(0, len(turns), BATCH_MAX_ITEMS):
-            await self.client.remember_many(turns[start : start + BATCH_MAX_ITEMS])
+        size = BATCH_MAX_ITEMS
+        start = 0
+        while start < len(turns):
+            batch = turns[start : start + size]
+            try:
+                await self.client.remember_many(batch)
+            except RateLimitedError as error:
+                admitted = rate_limit_per_window(error.details)
+                if admitted is None or not 0 < admitted < len(batch):
+                    raise
+                size = admitted  # no wait lets this batch through: send what a window admits
+                continue
+            start += len(batch)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the latest item; None when the session is empty."""
