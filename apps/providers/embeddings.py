@@ -118,7 +118,7 @@ class EmbeddingConfig:
             base_url = (self.base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
             return f"openai|{base_url}|{self.model or OPENAI_DEFAULT_EMBEDDING_MODEL}"
         if self.provider == "local":
-            return f"local||{local_onnx.MODEL_ID}"
+            return f"local||{local_onnx.configured_model_id()}"
         return f"{self.provider}|{self.base_url}|{self.model}"
 
 

@@ -37,14 +37,19 @@ SESSION_DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 DRAGON_CATEGORIES_1_TO_4 = {5: 0.604, 10: 0.696, 25: 0.797, 50: 0.856}
 #: Turns on each side of a turn that form its retrieval context (see :func:`turn_context`).
 DEFAULT_CONTEXT_TURNS = 2
-#: How memories are written. ``client``: each turn as a client writes it (text and metadata,
-#: nothing else); ``neighbours``: the same plus a loader-made ``context`` of the session date
-#: and the neighbouring turns, which no client sends; ``facts``: LoCoMo's generated
-#: observations, one short fact per memory, written one call each (the fact-style check).
+#: How memories are written. ``client``: each turn as a client writes it, its session in
+#: metadata, so the service threads it (text and metadata, nothing else); ``unthreaded``: the
+#: same turns with their dia_id and session date only, no session key, so the service links
+#: nothing; ``neighbours``: the threaded turns plus a loader-made ``context`` of the session
+#: date and the neighbouring turns, which no client sends; ``facts``: LoCoMo's generated
+#: observations, one short fact per memory, written one call each, without a session key.
 LOADER_CLIENT = "client"
+LOADER_UNTHREADED = "unthreaded"
 LOADER_NEIGHBOURS = "neighbours"
 LOADER_FACTS = "facts"
-LOADERS = (LOADER_CLIENT, LOADER_NEIGHBOURS, LOADER_FACTS)
+LOADERS = (LOADER_CLIENT, LOADER_UNTHREADED, LOADER_NEIGHBOURS, LOADER_FACTS)
+#: The three ways a client writes memories, run together by ``recall_eval --loader all``.
+PROTOCOLS = (LOADER_UNTHREADED, LOADER_FACTS, LOADER_CLIENT)
 #: Tuning (rules, thresholds, weights) happens on ``dev`` only; ``heldout`` is run to report.
 DEV_SPLIT = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44")
 HELDOUT_SPLIT = ("conv-47", "conv-48", "conv-49", "conv-50")
@@ -271,6 +276,24 @@ def turn_metadata(conversation: Conversation, session: Session, turn: Turn) -> d
     }
 
 
+def unthreaded_specs(conversation: Conversation) -> list[MemorySpec]:
+    """Every turn as :func:`client_specs` writes it, but with only its dia_id and session date
+    in metadata: no session key, so the service derives no neighbours for it."""
+    return [
+        MemorySpec(
+            text=turn_text(turn),
+            context="",
+            metadata={
+                "sample_id": conversation.sample_id,
+                "dia_id": turn.dia_id,
+                "session_date": session.date.isoformat() if session.date else None,
+            },
+        )
+        for session in conversation.sessions
+        for turn in session.turns
+    ]
+
+
 def client_specs(conversation: Conversation) -> list[MemorySpec]:
     """Every turn as a client writes it: ``"{speaker}: {text}"`` (the caption of a shared
     image appended), its dia_id, session and session date in metadata, no context."""
@@ -282,8 +305,10 @@ def client_specs(conversation: Conversation) -> list[MemorySpec]:
 
 
 def fact_specs(conversation: Conversation) -> list[MemorySpec]:
-    """LoCoMo's observations as fact-style memories: one short fact each, with the session
-    and its date and the turns it was drawn from (``source_dia_ids``) in metadata."""
+    """LoCoMo's observations as fact-style memories: one short fact each, with its session's
+    date and the turns it was drawn from (``source_dia_ids``) in metadata. No session key: a
+    client writing facts one by one rarely sends one, and with it the service would index
+    each fact with its session's other facts."""
     dates = {session.number: session.date for session in conversation.sessions}
     specs = []
     for observation in conversation.observations:
@@ -294,7 +319,6 @@ def fact_specs(conversation: Conversation) -> list[MemorySpec]:
                 context="",
                 metadata={
                     "sample_id": conversation.sample_id,
-                    "session": observation.session,
                     "session_date": date.isoformat() if date else None,
                     "source_dia_ids": list(observation.source_dia_ids),
                 },
@@ -308,6 +332,8 @@ def loader_specs(
 ) -> list[MemorySpec]:
     if loader == LOADER_CLIENT:
         return client_specs(conversation)
+    if loader == LOADER_UNTHREADED:
+        return unthreaded_specs(conversation)
     if loader == LOADER_NEIGHBOURS:
         return memory_specs(conversation, context_turns=context_turns)
     if loader == LOADER_FACTS:

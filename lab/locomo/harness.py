@@ -32,6 +32,7 @@ from apps.memory.models import Memory
 from apps.memory.recall_bump import wait_for_pending_bumps
 from apps.memory.selectors import memory_recall
 from apps.memory.services import MemoryDraft, memory_embed_pending, memory_write_batch
+from apps.providers.embeddings import EmbeddingConfig
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create, tenant_create
 from lab.http_client import KeepAliveClient
@@ -81,7 +82,8 @@ class EmbeddingCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.key = f"{settings.EMBEDDING_PROVIDER}:{settings.EMBEDDING_DIMENSIONS}"
+        # The endpoint names the model (the local one included): vectors of two models never mix.
+        self.key = f"{EmbeddingConfig.default().endpoint_key}:{settings.EMBEDDING_DIMENSIONS}"
         data = json.loads(path.read_text()) if path.is_file() else {}
         self.vectors: dict[str, list[float]] = data.get(self.key, {})
 

@@ -19,12 +19,15 @@ def test_json_output_reports_the_measurements(settings):
     result = json.loads(out.getvalue())
     assert sorted(result) == [
         "batch",
+        "cpu_ms_per_text",
         "dimensions",
         "load_seconds",
         "model",
         "queries",
         "query_p50_ms",
         "query_p95_ms",
+        "search_query_cpu_p50_ms",
+        "search_query_p50_ms",
         "texts",
         "texts_per_second",
         "threads",
@@ -35,6 +38,8 @@ def test_json_output_reports_the_measurements(settings):
     assert (result["texts"], result["batch"], result["queries"]) == (12, 5, 4)
     assert result["texts_per_second"] > 0
     assert 0 < result["query_p50_ms"] <= result["query_p95_ms"]
+    assert result["search_query_p50_ms"] > 0
+    assert result["cpu_ms_per_text"] > 0
 
 
 def test_text_output_names_model_threads_and_figures():
@@ -45,8 +50,9 @@ def test_text_output_names_model_threads_and_figures():
     lines = out.getvalue().splitlines()
     assert lines[0] == "model        all-MiniLM-L6-v2-onnx-int8 (384 dimensions)"
     assert lines[3].startswith("batched      ")
-    assert lines[3].endswith(" texts/s (4 texts, 4 per call)")
+    assert lines[3].endswith(" ms CPU a text (4 texts, 4 per call)")
     assert lines[4].startswith("single query p50 ")
+    assert lines[5].startswith("search query p50 ")
 
 
 def test_rejects_empty_runs():

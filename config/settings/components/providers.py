@@ -7,8 +7,15 @@ EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
 EMBEDDING_PROVIDER = env.str("ENGRAM_EMBEDDING_PROVIDER", default="local")
 LLM_PROVIDER = env.str("ENGRAM_LLM_PROVIDER", default="heuristic")
 LOCAL_EMBEDDING_THREADS = env.int("ENGRAM_LOCAL_EMBEDDING_THREADS", default=2)
-# Recall's queries run on an int8-product copy of the local model (twice as fast; vectors
-# within ~0.01 cosine of the exact ones). False: queries use the exact model too.
+# The `local` provider's model (apps/providers/embedders/local_onnx.py, docs/embeddings.md):
+# "minilm" (all-MiniLM-L6-v2) or "bge-small" (bge-small-en-v1.5: better recall, but cosines
+# on another scale, so the similarity thresholds calibrated on MiniLM (knowledge gate, recall
+# bump, promotion) do not hold for it yet). Both are 384-d, but their vectors are not
+# comparable: changing it means `manage.py reembed`.
+LOCAL_EMBEDDING_MODEL = env.str("ENGRAM_LOCAL_EMBEDDING_MODEL", default="minilm")
+# With "minilm", recall's queries run on an int8-product copy of the model (twice as fast;
+# vectors within ~0.01 cosine of the exact ones). False: queries use the exact model too.
+# "bge-small" runs int8 products for documents and queries alike and ignores it.
 LOCAL_EMBEDDING_QUERY_INT8 = env.bool("ENGRAM_LOCAL_EMBEDDING_QUERY_INT8", default=True)
 # Recall's query vectors (apps/providers/query_vectors.py): how many distinct (caller,
 # provider, text) vectors each process keeps (0 keeps none; ~1.5 KB each at 384 dimensions),

@@ -39,10 +39,15 @@ class Command(EngramCommand):
         self.stdout.write(f"threads      {result.threads} (LOCAL_EMBEDDING_THREADS)")
         self.stdout.write(f"model load   {result.load_seconds:.3f} s")
         self.stdout.write(
-            f"batched      {result.texts_per_second:.1f} texts/s "
+            f"batched      {result.texts_per_second:.1f} texts/s, "
+            f"{result.cpu_ms_per_text:.2f} ms CPU a text "
             f"({result.texts} texts, {result.batch} per call)"
         )
         self.stdout.write(
             f"single query p50 {result.query_p50_ms:.2f} ms, p95 {result.query_p95_ms:.2f} ms "
             f"({result.queries} queries)"
+        )
+        self.stdout.write(
+            f"search query p50 {result.search_query_p50_ms:.2f} ms, "
+            f"{result.search_query_cpu_p50_ms:.2f} ms CPU (recall's query encoder)"
         )

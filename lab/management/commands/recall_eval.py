@@ -1,18 +1,21 @@
 """``recall_eval``: evidence recall@k of memory recall on LoCoMo, through the real services.
 
     manage.py recall_eval --dataset locomo --path ../shared/datasets/locomo/locomo10.json
-                          [--loader client|neighbours|facts] [--split dev|heldout|all]
-                          [--k 5,10,25,50] [--mode semantic|keyword|hybrid]
-                          [--conversations conv-26,conv-30] [--context-turns 2]
-                          [--http-queries N] [--json]
+                          [--loader client|unthreaded|neighbours|facts|all]
+                          [--split dev|heldout|all] [--k 5,10,25,50]
+                          [--mode semantic|keyword|hybrid] [--conversations conv-26,conv-30]
+                          [--context-turns 2] [--embedding-cache FILE] [--http-queries N]
+                          [--json]
 
 Each conversation becomes one subject of a throwaway tenant, each turn one memory, written as
 a client writes it (``--loader client``, the default: text and metadata through the batch
 write, nothing else); every category 1-4 question with valid evidence is asked verbatim with
 ``limit=50``. Figures are printed for the whole run and for each split it covers (tune on
 ``dev`` only; ``heldout`` is for reporting). Then recall is timed over HTTP (limit 10, a real
-web server). The tenant and its rows are removed at the end. The dataset is CC BY-NC 4.0:
-read at run time, never copied. docs/benchmarks/locomo.md has the figures.
+web server). The tenant and its rows are removed at the end. ``--loader all`` runs the three
+ways a client writes (unthreaded turns, facts, threaded turns) one after the other, each in
+its own tenant, and prints per split each one's recall@k by category. The dataset is CC BY-NC
+4.0: read at run time, never copied. docs/benchmarks/locomo.md has the figures.
 """
 
 from __future__ import annotations
@@ -29,8 +32,12 @@ from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
 from apps.memory.selectors import RECALL_MODES
+from apps.providers.embeddings import EmbeddingConfig
 from lab.locomo import dataset as locomo
 from lab.locomo import harness
+
+#: ``--loader all``: every client protocol (``locomo.PROTOCOLS``) in one run.
+LOADER_ALL = "all"
 
 
 def _ks(value: str) -> tuple[int, ...]:
@@ -68,11 +75,13 @@ class Command(EngramCommand):
         parser.add_argument("--conversations", type=_names, default=(), help="sample ids")
         parser.add_argument(
             "--loader",
-            choices=locomo.LOADERS,
+            choices=(*locomo.LOADERS, LOADER_ALL),
             default=locomo.LOADER_CLIENT,
-            help="client: turns as a client writes them (default); neighbours: plus a "
-            "loader-made context of the date and neighbouring turns; facts: LoCoMo's "
-            "observations, one memory per write.",
+            help="client: turns as a client writes them, threaded by their session "
+            "(default); unthreaded: the same turns without a session key; neighbours: "
+            "threaded turns plus a loader-made context of the date and neighbouring turns; "
+            "facts: LoCoMo's observations, one memory per write, no session key; all: "
+            "unthreaded, facts and client in one run, summarised per split.",
         )
         parser.add_argument(
             "--split",
@@ -113,8 +122,47 @@ class Command(EngramCommand):
             conversations = [c for c in conversations if c.sample_id in wanted]
             if not conversations:
                 raise CommandError(f"no conversation of the {options['split']} split to run")
+        cache = (
+            harness.EmbeddingCache(options["embedding_cache"])
+            if options["embedding_cache"]
+            else None
+        )
+        if options["loader"] != LOADER_ALL:
+            data = self._run(conversations, options, loader=options["loader"], cache=cache)
+            self.render(options, data, _human(data))
+            return
+        # Recall over HTTP is timed once, on the threaded turns (the protocol of every earlier
+        # latency figure).
+        runs = {
+            loader: self._run(
+                conversations,
+                {**options, "http_queries": None if loader == locomo.LOADER_CLIENT else 0}
+                if options["http_queries"] is None
+                else {
+                    **options,
+                    "http_queries": options["http_queries"]
+                    if loader == locomo.LOADER_CLIENT
+                    else 0,
+                },
+                loader=loader,
+                cache=cache,
+            )
+            for loader in locomo.PROTOCOLS
+        }
+        data = _protocols_block(runs, path=path, options=options)
+        self.render(options, data, _human_protocols(data))
+
+    def _run(
+        self,
+        conversations: list[locomo.Conversation],
+        options: dict[str, Any],
+        *,
+        loader: str,
+        cache: harness.EmbeddingCache | None,
+    ) -> dict[str, Any]:
+        """One protocol: a throwaway tenant written by ``loader``, asked, timed, removed."""
+        path: Path = options["path"]
         mode = options["mode"] or settings.MEMORY_RECALL_DEFAULT_MODE
-        loader = options["loader"]
         tenant = harness.evaluation_tenant_create()
         started = time.perf_counter()
         http: harness.HttpLatency | None = None
@@ -124,16 +172,14 @@ class Command(EngramCommand):
                 conversations=conversations,
                 context_turns=options["context_turns"],
                 loader=loader,
-                cache=harness.EmbeddingCache(options["embedding_cache"])
-                if options["embedding_cache"]
-                else None,
-                progress=self._progress("ingested"),
+                cache=cache,
+                progress=self._progress(f"{loader}: ingested"),
             )
             outcome = harness.ask(
                 tenant=tenant,
                 conversations=conversations,
                 mode=mode,
-                progress=self._progress("asked"),
+                progress=self._progress(f"{loader}: asked"),
             )
             if options["http_queries"] != 0:
                 http = harness.http_latency(
@@ -150,7 +196,7 @@ class Command(EngramCommand):
             results = [r for r in outcome.results if r.sample_id in ids]
             if results:
                 splits[name] = _split_block(locomo.summarise(results, options["k"]).as_dict())
-        data = {
+        return {
             "dataset": "locomo",
             "path": str(path),
             "loader": loader,
@@ -158,6 +204,7 @@ class Command(EngramCommand):
             "conversations": [c.sample_id for c in conversations],
             "mode": mode,
             "embedding_provider": settings.EMBEDDING_PROVIDER,
+            "embedding_endpoint": EmbeddingConfig.default().endpoint_key,
             "context_turns": options["context_turns"] if loader == "neighbours" else None,
             "questions": len(outcome.results),
             "questions_skipped_no_evidence": sum(c.skipped_questions for c in conversations),
@@ -179,7 +226,6 @@ class Command(EngramCommand):
             "splits": splits,
             "http_latency_ms": http.as_dict() if http is not None else None,
         }
-        self.render(options, data, _human(data))
 
     def _progress(self, verb: str) -> harness.Progress:
         def report(sample_id: str, count: int) -> None:
@@ -278,4 +324,89 @@ def _human(data: dict[str, Any]) -> str:
         f"fallbacks={data['fallbacks']} foreign_results={data['foreign_results']} "
         f"memories_deleted={data['memories_deleted']} elapsed={data['elapsed_s']:.1f} s"
     )
+    return "\n".join(lines)
+
+
+def _protocols_block(
+    runs: dict[str, dict[str, Any]], *, path: Path, options: dict[str, Any]
+) -> dict[str, Any]:
+    """``--loader all``: each protocol's whole run, and per split the figures to compare."""
+    first = next(iter(runs.values()))
+    summary: dict[str, dict[str, Any]] = {}
+    for loader, run in runs.items():
+        blocks = {"all": run, **run["splits"]}
+        for split, block in blocks.items():
+            summary.setdefault(split, {})[loader] = {
+                "count": block["overall"]["count"],
+                "recall": block["overall"]["recall"],
+                "categories": {
+                    category: {"name": metrics["name"], "recall": metrics["recall"]}
+                    for category, metrics in block["categories"].items()
+                },
+            }
+    return {
+        "dataset": "locomo",
+        "path": str(path),
+        "loader": LOADER_ALL,
+        "protocols": list(runs),
+        "split": options["split"],
+        "conversations": first["conversations"],
+        "mode": first["mode"],
+        "embedding_provider": first["embedding_provider"],
+        "embedding_endpoint": first["embedding_endpoint"],
+        "ks": first["ks"],
+        "summary": summary,
+        "http_latency_ms": runs.get(locomo.LOADER_CLIENT, first)["http_latency_ms"],
+        "runs": runs,
+    }
+
+
+def _human_protocols(data: dict[str, Any]) -> str:
+    ks: list[int] = data["ks"]
+    names = {"1": "multi", "2": "temporal", "3": "open", "4": "single"}
+    header = (
+        f"  {'protocol':<11} {'n':>5} "
+        + " ".join(f"{'R@' + str(k):>6}" for k in ks)
+        + "   R@"
+        + str(ks[min(1, len(ks) - 1)])
+        + " by category: "
+        + " ".join(f"{name:>8}" for name in names.values())
+    )
+    category_k = str(ks[min(1, len(ks) - 1)])
+    lines = [
+        f"LoCoMo evidence recall, every protocol, mode={data['mode']}, "
+        f"embeddings={data['embedding_endpoint']}, conversations={len(data['conversations'])}"
+    ]
+    for split in ("dev", "heldout", "all"):
+        protocols = data["summary"].get(split)
+        if not protocols:
+            continue
+        lines += [f"{split}:", header]
+        for loader, block in protocols.items():
+            by_category = " ".join(
+                f"{block['categories'][c]['recall'][category_k]:>8.3f}"
+                if c in block["categories"]
+                else f"{'-':>8}"
+                for c in names
+            )
+            lines.append(
+                f"  {loader:<11} {block['count']:>5} "
+                + " ".join(f"{block['recall'][str(k)]:>6.3f}" for k in ks)
+                + "                  "
+                + by_category
+            )
+    http = data["http_latency_ms"]
+    if http is not None:
+        lines.append(
+            f"recall latency over HTTP (client protocol, limit={http['limit']}, "
+            f"{http['queries']} queries, {http['errors']} errors): p50 {http['p50']:.1f} ms, "
+            f"p95 {http['p95']:.1f} ms, p99 {http['p99']:.1f} ms"
+        )
+    for loader, run in data["runs"].items():
+        ingest = run["ingest_s"]
+        lines.append(
+            f"{loader}: {run['memories']} memories, write {ingest['write']:.1f} s, embed "
+            f"{ingest['embed']:.1f} s; fallbacks={run['fallbacks']} "
+            f"foreign_results={run['foreign_results']} memories_deleted={run['memories_deleted']}"
+        )
     return "\n".join(lines)

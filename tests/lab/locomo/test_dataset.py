@@ -1,6 +1,15 @@
+import json
+
 import pytest
 
 from lab.locomo import dataset as locomo
+
+#: The metadata keys that make the service thread a memory (docs/memory.md, "Derived context").
+SESSION_KEYS = {"session_id", "session", "thread_id", "conversation_id"}
+
+
+def thread_key(metadata: dict) -> bool:
+    return bool(SESSION_KEYS & set(metadata))
 
 
 @pytest.mark.parametrize(
@@ -93,6 +102,38 @@ def test_client_specs_carry_text_and_metadata_only(tiny_locomo):
         "speaker": "Ben",
     }
     assert locomo.loader_specs(first, "client") == specs
+
+
+def test_unthreaded_specs_carry_no_session_key(tiny_locomo):
+    first = locomo.load_locomo(tiny_locomo)[0]
+    specs = locomo.loader_specs(first, "unthreaded")
+
+    assert [spec.text for spec in specs] == [spec.text for spec in locomo.client_specs(first)]
+    assert [spec.context for spec in specs] == [""] * 5
+    assert specs[3].metadata == {
+        "sample_id": "conv-x",
+        "dia_id": "D2:1",
+        "session_date": "2023-06-09T10:00:00",
+    }
+    assert not any(thread_key(spec.metadata) for spec in specs)
+    # The client loader's turns do name their session, so the service threads them.
+    assert all(thread_key(spec.metadata) for spec in locomo.client_specs(first))
+
+
+def test_fact_specs_carry_no_session_key(tiny_locomo):
+    sample = json.loads(tiny_locomo.read_text())[0]
+    sample["observation"] = {"session_2_observation": {"Ann": [["Ann saw fish.", "D2:2"]]}}
+    conversation = locomo.parse_conversation(sample)
+
+    (spec,) = locomo.loader_specs(conversation, "facts")
+
+    assert spec.text == "Ann saw fish."
+    assert spec.metadata == {
+        "sample_id": "conv-x",
+        "session_date": "2023-06-09T10:00:00",
+        "source_dia_ids": ["D2:2"],
+    }
+    assert not thread_key(spec.metadata)
 
 
 def test_summary_is_micro_overall_and_macro_over_categories():

@@ -142,3 +142,61 @@ def test_facts_loader_scores_the_union_of_each_facts_source_turns(split_locomo):
     # aquarium → the same fact (D2:2); instrument → nothing; kayak → the kayak fact (D1:2).
     assert conv["recall"]["1"] == pytest.approx((1 + 0.5 + 1 + 0 + 1) / 5)
     assert data["foreign_results"] == 0
+
+
+def test_unthreaded_loader_writes_the_turns_without_a_session(split_locomo):
+    data = _run(split_locomo, "--mode", "keyword", "--k", "1", "--loader", "unthreaded")
+
+    assert data["loader"] == "unthreaded"
+    assert data["memories"] == 7
+    assert data["foreign_results"] == 0
+
+
+def test_loader_all_runs_every_protocol_and_summarises_each_split(split_locomo):
+    data = _run(split_locomo, "--mode", "keyword", "--k", "1,2", "--loader", "all")
+
+    assert data["loader"] == "all"
+    assert data["protocols"] == ["unthreaded", "facts", "client"]
+    assert {loader: run["memories"] for loader, run in data["runs"].items()} == {
+        "unthreaded": 7,
+        "facts": 3,
+        "client": 7,
+    }
+    assert set(data["summary"]) == {"all", "dev", "heldout"}
+    dev = data["summary"]["dev"]
+    assert set(dev) == {"unthreaded", "facts", "client"}
+    # The facts protocol's dev figure is the facts loader's own (see the test above).
+    assert dev["facts"]["recall"]["1"] == pytest.approx((1 + 0.5 + 1 + 0 + 1) / 5)
+    assert dev["client"]["count"] == 5
+    assert set(dev["client"]["categories"]) == {"1", "2", "3", "4"}
+    assert data["summary"]["heldout"]["client"]["recall"]["2"] == 1.0
+    assert data["http_latency_ms"] is None
+    assert Memory.objects.count() == 0
+
+
+def test_loader_all_prints_a_table_per_split(split_locomo):
+    out = StringIO()
+    call_command(
+        "recall_eval",
+        "--path",
+        str(split_locomo),
+        "--http-queries",
+        "0",
+        "--mode",
+        "keyword",
+        "--k",
+        "1,2",
+        "--loader",
+        "all",
+        stdout=out,
+    )
+
+    lines = out.getvalue().splitlines()
+    dev = lines.index("dev:")
+    assert lines[dev + 2].split()[:4] == ["unthreaded", "5", "0.700", "0.700"]
+    assert [line.split()[0] for line in lines[dev + 2 : dev + 5]] == [
+        "unthreaded",
+        "facts",
+        "client",
+    ]
+    assert "heldout:" in lines

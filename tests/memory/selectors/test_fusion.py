@@ -1,7 +1,10 @@
-"""Weighted reciprocal rank fusion: scores, labels and a total, repeatable order."""
+"""Hybrid fusion, convex (the default) and weighted reciprocal rank: scores, labels and a
+total, repeatable order."""
 
 import random
 import uuid
+
+import pytest
 
 from apps.memory.selectors import fuse
 
@@ -11,7 +14,9 @@ def _ids(count: int, seed: int) -> list[uuid.UUID]:
     return [uuid.UUID(int=rng.getrandbits(128), version=4) for _ in range(count)]
 
 
-def test_first_in_both_legs_scores_one_and_leads(settings):
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+def test_first_in_both_legs_scores_one_and_leads(settings, fusion):
+    settings.MEMORY_RECALL_FUSION = fusion
     settings.MEMORY_RECALL_SEMANTIC_WEIGHT = 1.0
     settings.MEMORY_RECALL_KEYWORD_WEIGHT = 1.0
     both, semantic_only, keyword_only = _ids(3, seed=1)
@@ -27,7 +32,8 @@ def test_first_in_both_legs_scores_one_and_leads(settings):
     }
 
 
-def test_equal_scores_go_to_the_better_semantic_rank_then_by_id(settings):
+def test_equal_rrf_scores_go_to_the_better_semantic_rank_then_by_id(settings):
+    settings.MEMORY_RECALL_FUSION = "rrf"
     settings.MEMORY_RECALL_SEMANTIC_WEIGHT = 1.0
     settings.MEMORY_RECALL_KEYWORD_WEIGHT = 1.0
     semantic = _ids(40, seed=2)
@@ -37,3 +43,40 @@ def test_equal_scores_go_to_the_better_semantic_rank_then_by_id(settings):
 
     assert [hit.pk for hit in fused[0::2]] == semantic
     assert [hit.pk for hit in fused[1::2]] == keyword
+
+
+def test_convex_fusion_weighs_each_legs_normalised_score(settings):
+    settings.MEMORY_RECALL_FUSION = "convex"
+    settings.MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT = 0.4
+    near, middle, far, words_only = _ids(4, seed=4)
+
+    # Similarities 0.9 / 0.7 / 0.5 → 1, 0.5, 0; BM25 8 / 5 / 2 → 1, 0.5, 0.
+    fused = fuse(
+        [(near, 0.1), (middle, 0.3), (far, 0.5)],
+        [(words_only, 8.0), (middle, 5.0), (near, 2.0)],
+        10,
+    )
+
+    # words_only 0.6 · 1; middle 0.4 · 0.5 + 0.6 · 0.5; near 0.4 · 1 + 0.6 · 0; far 0.
+    assert [(hit.pk, hit.score) for hit in fused] == [
+        (words_only, 0.6),
+        (middle, 0.5),
+        (near, 0.4),
+        (far, 0.0),
+    ]
+    assert [hit.legs for hit in fused] == [
+        {"keyword"},
+        {"semantic", "keyword"},
+        {"semantic", "keyword"},
+        {"semantic"},
+    ]
+
+
+def test_convex_fusion_scores_a_leg_of_equal_candidates_as_its_best(settings):
+    settings.MEMORY_RECALL_FUSION = "convex"
+    settings.MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT = 0.5
+    first, second = _ids(2, seed=5)
+
+    fused = fuse([(first, 0.2), (second, 0.2)], [], 10)
+
+    assert [(hit.pk, hit.score) for hit in fused] == [(first, 0.5), (second, 0.5)]

@@ -5,14 +5,14 @@ One entry point, :func:`memory_recall`, and one module per ranking:
 * :mod:`.semantic` — the vector ranking: an exact scan of the subject's rows up to
   ``MEMORY_EXACT_SCAN_MAX_ROWS``, iterative HNSW completed exactly above it;
 * :mod:`.keyword` — Okapi BM25 in SQL over the subject's postings;
-* :mod:`.hybrid` — the default: both rankings fused by weighted reciprocal rank;
+* :mod:`.hybrid` — the default: both rankings fused by their normalised scores;
 * :mod:`.fallback` — embeddings unavailable or the heavy-read repo shed/failing: the keyword
   ranking on the OLTP repo, topped up by a recent-first substring match;
 * :mod:`.scope` — the guarded (tenant, subject) predicate every statement is built around,
   compiled once per query shape, and the server-bound statement runner.
 
 Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks/locomo.md):
-``semantic``, ``keyword``, ``hybrid`` (both legs fused by weighted reciprocal rank). Each hit
+``semantic``, ``keyword``, ``hybrid`` (both legs fused by their normalised scores). Each hit
 carries a ``selection_reason`` (``semantic`` | ``keyword`` | ``keyword+semantic`` |
 ``keyword_fallback`` | ``ilike_fallback`` | ``keyword_pending``: found by its words before its
 embedding landed).

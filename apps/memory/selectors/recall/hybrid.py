@@ -1,6 +1,7 @@
 """``hybrid``, the default recall mode: the keyword leg (BM25, ``keyword.py``) and the vector
-leg (``semantic.py``) over one guarded scope, fused by weighted reciprocal rank
-(``MEMORY_RECALL_RRF_K``, ``MEMORY_RECALL_*_WEIGHT``).
+leg (``semantic.py``) over one guarded scope, fused by a convex combination of their
+normalised scores (``MEMORY_RECALL_FUSION``, ``MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT``) or by
+weighted reciprocal rank (``MEMORY_RECALL_RRF_K``, ``MEMORY_RECALL_*_WEIGHT``).
 
 The keyword leg covers the subject's every row, embedded or not; the vector leg only the
 embedded ones. A hit found by its words while its embedding is pending is
@@ -53,30 +54,27 @@ def fuse(
     keyword: Sequence[tuple[uuid.UUID, float]],
     limit: int,
 ) -> list[Fused]:
-    """Weighted reciprocal rank fusion of the vector leg's ``(id, distance)`` and the keyword
-    leg's ``(id, bm25)``, best first; the score is normalised so 1.0 means "first in both".
+    """The fused ranking of the vector leg's ``(id, distance)`` and the keyword leg's
+    ``(id, bm25)``, best first, by ``MEMORY_RECALL_FUSION``: ``convex`` (the default), a
+    weighted sum of each leg's score min-max normalised over its candidates (a memory a leg
+    did not return gets 0 from it), or ``rrf``, weighted reciprocal rank. Either score is
+    normalised so 1.0 means "first in both legs".
 
-    The score is a rank, not a relevance: the same memory scores differently for the same
-    query as the rest of the subject changes.
+    The score is not a relevance: the same memory scores differently for the same query as
+    the rest of the subject changes.
 
     Ties (equal fused score) go to the better semantic rank, then the better keyword rank,
     then the id, so the order is total and repeatable.
     """
-    k = settings.MEMORY_RECALL_RRF_K
-    weights = {
-        "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
-        "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
-    }
     ranks: dict[uuid.UUID, dict[str, int]] = {}
     for rank, (pk, _distance) in enumerate(semantic, start=1):
         ranks.setdefault(pk, {})["semantic"] = rank
     for rank, (pk, _score) in enumerate(keyword, start=1):
         ranks.setdefault(pk, {})["keyword"] = rank
-    ceiling = sum(weights.values()) / (k + 1)
-    fused = {
-        pk: sum(weights[leg] / (k + rank) for leg, rank in legs.items()) / ceiling
-        for pk, legs in ranks.items()
-    }
+    if settings.MEMORY_RECALL_FUSION == "rrf":
+        fused = _reciprocal_rank(ranks)
+    else:
+        fused = _convex(semantic, keyword)
     inf = float("inf")
     order = sorted(
         ranks,
@@ -90,6 +88,42 @@ def fuse(
     return [
         Fused(pk=pk, score=round(fused[pk], 6), legs=frozenset(ranks[pk])) for pk in order[:limit]
     ]
+
+
+def _reciprocal_rank(ranks: dict[uuid.UUID, dict[str, int]]) -> dict[uuid.UUID, float]:
+    """``Σ weight_leg / (MEMORY_RECALL_RRF_K + rank_leg)``, over the best attainable sum."""
+    k = settings.MEMORY_RECALL_RRF_K
+    weights = {
+        "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
+        "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
+    }
+    ceiling = sum(weights.values()) / (k + 1)
+    return {
+        pk: sum(weights[leg] / (k + rank) for leg, rank in legs.items()) / ceiling
+        for pk, legs in ranks.items()
+    }
+
+
+def _convex(
+    semantic: Sequence[tuple[uuid.UUID, float]], keyword: Sequence[tuple[uuid.UUID, float]]
+) -> dict[uuid.UUID, float]:
+    """``α · similarity' + (1 − α) · bm25'``, each min-max normalised over its leg's
+    candidates, α = ``MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT``. Unlike ranks, the scores keep
+    how far apart the candidates are: a leg whose first hit stands out lifts it further."""
+    alpha = settings.MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT
+    fused: dict[uuid.UUID, float] = {}
+    for weight, leg in (
+        (alpha, {pk: 1.0 - distance for pk, distance in semantic}),
+        (1.0 - alpha, dict(keyword)),
+    ):
+        if not leg:
+            continue
+        low, high = min(leg.values()), max(leg.values())
+        for pk, value in leg.items():
+            # All candidates equal: each is as good as the leg's best.
+            share = (value - low) / (high - low) if high > low else 1.0
+            fused[pk] = fused.get(pk, 0.0) + weight * share
+    return fused
 
 
 _REASONS = {
