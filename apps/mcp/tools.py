@@ -200,8 +200,8 @@ Limit = Annotated[int | None, Field(description="How many results (server defaul
 AsOf = Annotated[
     str | None,
     Field(
-        description="Optional ISO 8601 time (e.g. 2024-03-01T00:00:00Z): read the memories that "
-        "held then, superseded since or not. Omit for what holds now."
+        description="Optional ISO 8601 time (a date, or a date and time with its offset): "
+        "read the memories that held then, superseded since or not. Omit for what holds now."
     ),
 ]
 SessionId = Annotated[

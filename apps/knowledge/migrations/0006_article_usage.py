@@ -2,9 +2,8 @@
 rows instead of counting the tenant's articles.
 
 Counting them on every insert, under the tenant's knowledge lock, cost a write time in
-proportion to the tenant: ~70-100 ms at the 100,000-article default on the development
-machine (an index-only scan that still visited every heap page), and no other write of the
-tenant's wiki could run meanwhile.
+proportion to the tenant (an index-only scan that still visits every heap page), and no other
+write of the tenant's wiki could run meanwhile.
 
 ``knowledge_tenant_article_usage`` and ``knowledge_author_article_usage`` are derived data: no
 model, no service writes them. Triggers on ``knowledge_article`` keep ``articles`` equal to the
