@@ -170,6 +170,7 @@ class Stack:
             "CELERY_TASK_TIME_LIMIT": str(self.lease_seconds - 5),
             "CELERY_TASK_SOFT_TIME_LIMIT": str(self.lease_seconds - 8),
             "ENGRAM_PROMOTION_BUDGET_PER_HOUR": "100000",
+            "ENGRAM_PROMOTION_SUBJECT_BUDGET_PER_HOUR": "100000",
             "ENGRAM_PROMOTION_SWEEP_INTERVAL_SECONDS": "5",
             "ENGRAM_PROMOTION_SWEEP_IDLE_SECONDS": "2",
             "ENGRAM_MEMORY_WRITE_RATE_LIMIT": "1000000",
