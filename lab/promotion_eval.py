@@ -29,14 +29,14 @@ from django.db import transaction
 
 from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import unit_of_work
-from apps.memory.models import SESSION_ID_MAX_LENGTH, SessionRole
-from apps.memory.promotion.compiler import (
+from apps.extraction.promotion.compiler import (
     CompileFailed,
     compile_turns,
     is_recalled_context,
     turn_window,
 )
-from apps.memory.promotion.types import EVAL_SUBJECT_ID, Candidate, Turn
+from apps.extraction.promotion.types import EVAL_SUBJECT_ID, Candidate, Turn
+from apps.memory.models import SESSION_ID_MAX_LENGTH, SessionRole
 from apps.memory.selectors import session_history
 from apps.memory.services import SessionTurnDraft, confidence_gate, session_append_many
 from apps.providers.llm import LLMConfig

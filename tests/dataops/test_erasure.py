@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from apps.dataops.models import ErasureReceipt
 from apps.dataops.services import erase_subject, erase_tenant, subject_digest
+from apps.extraction.promotion.types import Candidate
 from apps.knowledge.models import Article
 from apps.knowledge.services import article_link_create, record_surfaced
 from apps.knowledge.viewer import Viewer
@@ -23,7 +24,6 @@ from apps.memory.models import (
     PromotionJob,
     SessionPromotion,
 )
-from apps.memory.promotion.types import Candidate
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,

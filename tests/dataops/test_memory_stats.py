@@ -5,9 +5,9 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from apps.dataops.selectors import memory_stats
+from apps.extraction.promotion.compiler import session_fingerprint
 from apps.knowledge.services import article_archive
 from apps.memory.models import Memory, PromotionJob, SessionMemory, SessionPromotion
-from apps.memory.promotion.compiler import session_fingerprint
 from apps.memory.services import SessionTurnDraft, session_append_many
 from apps.tenancy.services import tenant_halt
 from tests.dataops.helpers import run, run_json

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memory.promotion.types import Candidate
+from apps.extraction.promotion.types import Candidate
 from lab.promotion_eval import (
     DatasetError,
     EvalReport,

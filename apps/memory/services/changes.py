@@ -2,7 +2,7 @@
 holds a live memory about, the older memory is retired or both are flagged — never kept as
 if nothing had happened (helpers, inside the write's transaction, scope lock held).
 
-The offline detector reads claims (``apps.memory.changes``: "Andrew has no pets", "John lost
+The offline detector reads claims (``apps.extraction.changes``: "Andrew has no pets", "John lost
 his job", "the user lives in Lisbon"), finds the subject's live memories in the same project
 partition that share the attribute's words (the keyword postings), and compares claims:
 
@@ -33,8 +33,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.core.telemetry import emit
-from apps.memory.changes import Claim, conflict, extract_claims, search_words
-from apps.memory.changes.claims import claim_share
+from apps.extraction.changes import Claim, conflict, extract_claims, search_words
+from apps.extraction.changes.claims import claim_share
 from apps.memory.models import Memory, MemorySource, SupersedeReason
 from apps.memory.selectors import memory_change_candidates, memory_texts
 from apps.memory.services.validity import memory_flag_conflict, memory_retire

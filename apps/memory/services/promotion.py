@@ -27,6 +27,15 @@ from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import savepoint, unit_of_work, write_transaction
 from apps.core.exceptions import ValidationFailed
 from apps.core.telemetry import emit
+from apps.extraction.promotion.compiler import (
+    CompileFailed,
+    compile_turns,
+    compiler_name,
+    is_recalled_context,
+    session_fingerprint,
+    turn_window,
+)
+from apps.extraction.promotion.types import Candidate, Turn
 from apps.memory.exceptions import BudgetExceeded, MemoryErrorCode, ReservedSubject
 from apps.memory.models import (
     PROMOTION_BUDGET_STATUSES,
@@ -40,15 +49,6 @@ from apps.memory.models import (
     SessionPromotion,
     SupersedeReason,
 )
-from apps.memory.promotion.compiler import (
-    CompileFailed,
-    compile_turns,
-    compiler_name,
-    is_recalled_context,
-    session_fingerprint,
-    turn_window,
-)
-from apps.memory.promotion.types import Candidate, Turn
 from apps.memory.services.changes import memory_detect_changes
 from apps.memory.services.promotion_lease import (
     TENANT_HALTED,

@@ -4,8 +4,6 @@ concurrent writers, and one author's articles never count against another's."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.db import connection
 
@@ -24,6 +22,7 @@ from apps.knowledge.viewer import Viewer
 from apps.memory.exceptions import Forgotten, MemoryNotFound
 from apps.memory.services import memory_forget, memory_graduate
 from apps.providers.embeddings import embed_query
+from tests.concurrency import Race, race
 from tests.knowledge.helpers import publish, table_rows
 from tests.memory.helpers import remember
 
@@ -139,28 +138,15 @@ def test_an_import_charges_each_article_to_its_owner(tenant, settings):
     assert (_count(tenant, "agent-a"), _count(tenant, "")) == (1, 2)
 
 
-def _race(write, writers=WRITERS):
-    start = threading.Barrier(writers)
-    outcomes: list[str] = []
-    lock = threading.Lock()
+def _race(propose):
+    """Proposals racing; each must create its article or be refused (the texts share no word,
+    so the gate never finds one a duplicate)."""
 
-    def run(index: int) -> None:
-        try:
-            start.wait()
-            result = "written" if write(index).created else "not created"
-        except ArticleQuotaExceeded:
-            result = "refused"
-        finally:
-            connection.close()
-        with lock:
-            outcomes.append(result)
+    def write(index: int) -> None:
+        proposal = propose(index)
+        assert proposal.created, f"proposal {index}: {proposal.verdict}"
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(writers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes.count("written"), outcomes.count("refused")
+    return race(write, writers=WRITERS, refused_by=ArticleQuotaExceeded)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -168,7 +154,9 @@ def test_concurrent_proposals_stop_exactly_at_the_authors_quota(tenant, settings
     settings.KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR = 10
     agent = Viewer.for_subject("racer")
 
-    assert _race(lambda index: _propose(tenant, agent, index)) == (10, WRITERS - 10)
+    raced = _race(lambda index: _propose(tenant, agent, index))
+
+    assert raced == Race(written=10, refused=WRITERS - 10)
     assert _count(tenant, "racer") == 10
 
 
@@ -178,12 +166,10 @@ def test_a_flooding_author_leaves_the_quiet_one_its_articles(tenant, settings):
     settings.KNOWLEDGE_QUOTA_ARTICLES_PER_TENANT = 9
     noisy, quiet = Viewer.for_subject("noisy"), Viewer.for_subject("quiet")
 
-    written, refused = _race(
-        lambda index: _propose(tenant, quiet if index % 6 == 0 else noisy, index)
-    )
+    raced = _race(lambda index: _propose(tenant, quiet if index % 6 == 0 else noisy, index))
 
     # The noisy author stops at its 5; the quiet one's 4 fit under the tenant's 9.
-    assert (written, refused) == (9, WRITERS - 9)
+    assert raced == Race(written=9, refused=WRITERS - 9)
     assert (_count(tenant, "noisy"), _count(tenant, "quiet")) == (5, 4)
 
 
@@ -192,9 +178,9 @@ def test_concurrent_writers_stop_exactly_at_the_tenants_quota(tenant, settings):
     settings.KNOWLEDGE_QUOTA_ARTICLES_PER_TENANT = 10
     authors = [Viewer.for_subject(f"agent-{n}") for n in range(4)]
 
-    written, refused = _race(lambda index: _propose(tenant, authors[index % 4], index))
+    raced = _race(lambda index: _propose(tenant, authors[index % 4], index))
 
-    assert (written, refused) == (10, WRITERS - 10)
+    assert raced == Race(written=10, refused=WRITERS - 10)
     assert _count(tenant) == 10
 
 
@@ -254,9 +240,6 @@ def test_graduations_forgets_and_writes_of_one_tenant_never_wait_in_a_cycle(tena
         remember(tenant, "agent-a", f"Fact {index}: {' '.join(_text(index + 100))}")
         for index in range(8)
     ]
-    failures: list[str] = []
-    lock = threading.Lock()
-    start = threading.Barrier(3 * len(memories))
 
     def graduate(index: int) -> None:
         with unit_of_work():
@@ -268,28 +251,15 @@ def test_graduations_forgets_and_writes_of_one_tenant_never_wait_in_a_cycle(tena
     def write(index: int) -> None:
         _propose(tenant, Viewer.for_subject("agent-b"), index + 200)
 
-    def run(work, index: int) -> None:
-        try:
-            start.wait()
-            work(index)
-        except (MemoryNotFound, Forgotten):
-            pass  # forgotten first: graduation finds nothing, or its tombstone
-        except Exception as exc:
-            with lock:
-                failures.append(f"{work.__name__}: {type(exc).__name__}: {exc}")
-        finally:
-            connection.close()
+    works = (graduate, forget, write)
 
-    threads = [
-        threading.Thread(target=run, args=(work, index))
-        for index in range(len(memories))
-        for work in (graduate, forget, write)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    raced = race(
+        lambda index: works[index % 3](index // 3),
+        writers=3 * len(memories),
+        # Forgotten first: graduation finds nothing, or its tombstone.
+        refused_by=(MemoryNotFound, Forgotten),
+    )
 
-    assert failures == []
+    assert raced.failures == ()
     assert Article.objects.filter(tenant=tenant, source="graduated").count() == 0
     _assert_counts_match_articles()

@@ -7,13 +7,13 @@ import uuid
 import pytest
 from django.utils import timezone
 
+from apps.extraction.promotion.types import Candidate
 from apps.knowledge.history import RecallHistory
 from apps.knowledge.models import Article
 from apps.knowledge.selectors import knowledge_search
 from apps.knowledge.viewer import Viewer
 from apps.memory.exceptions import Forgotten
 from apps.memory.models import Memory, MemoryTombstone
-from apps.memory.promotion.types import Candidate
 from apps.memory.services import (
     MemoryDraft,
     memory_forget,

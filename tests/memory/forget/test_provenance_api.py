@@ -2,8 +2,8 @@
 
 import uuid
 
+from apps.extraction.promotion.types import Candidate
 from apps.memory.models import Memory
-from apps.memory.promotion.types import Candidate
 from apps.memory.services import (
     SessionTurnDraft,
     memory_graduate,

@@ -54,7 +54,7 @@ def test_a_halt_during_the_compile_stops_the_write(tenant, promoter, monkeypatch
     add_turns(tenant, "agent-a", "s1", "I deploy with Argo CD", "Noted.")
     promoter.says(fact("The user deploys with Argo CD."))
     job_id = promotion_request(tenant=tenant, subject_id="agent-a", session_id="s1").job_id
-    from apps.memory.promotion.compiler import compile_turns as real_compile
+    from apps.extraction.promotion.compiler import compile_turns as real_compile
 
     def compile_then_halt(*args, **kwargs):
         candidates = real_compile(*args, **kwargs)

@@ -3,9 +3,9 @@ import uuid
 
 import pytest
 
+from apps.extraction.promotion.types import EVAL_SUBJECT_ID, Candidate
 from apps.memory.exceptions import BudgetExceeded, ReservedSubject
 from apps.memory.models import Memory, PromotionJob, SessionMemory, SessionPromotion
-from apps.memory.promotion.types import EVAL_SUBJECT_ID, Candidate
 from apps.memory.selectors import memory_recall
 from apps.memory.services import (
     MemoryDraft,

@@ -9,9 +9,9 @@ import logging
 
 import pytest
 
+from apps.extraction.promotion.compiler import session_fingerprint
+from apps.extraction.promotion.types import Candidate
 from apps.memory.models import Memory, PromotionJob, SessionMemory, SessionPromotion
-from apps.memory.promotion.compiler import session_fingerprint
-from apps.memory.promotion.types import Candidate
 from apps.memory.services import confidence_gate, promotion_request, promotion_run
 from tests.memory.promotion_pipeline.conftest import add_turns, fact
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from apps.extraction.promotion.types import Candidate
 from apps.memory.models import Memory, MemorySource
-from apps.memory.promotion.types import Candidate
 from apps.memory.selectors import memory_recall
 from apps.memory.services import (
     MemoryDraft,

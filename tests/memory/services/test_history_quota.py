@@ -2,8 +2,6 @@
 live rows (migration 0027), and a supersede past it refused before anything is written —
 exactly at the bound under concurrent writers."""
 
-import threading
-
 import pytest
 from django.db import connection
 
@@ -18,6 +16,7 @@ from apps.memory.services import (
     memory_remember,
     memory_supersede,
 )
+from tests.concurrency import Race, race
 
 WRITERS = 24
 
@@ -122,29 +121,14 @@ def test_concurrent_supersedes_stop_exactly_at_the_history_quota(tenant, setting
         subject_id="racer",
         drafts=[MemoryDraft(text=f"fact {index}") for index in range(WRITERS)],
     )
-    start = threading.Barrier(WRITERS)
-    outcomes: list[str] = []
-    lock = threading.Lock()
 
-    def supersede(index: int) -> None:
-        try:
-            start.wait()
-            _supersede(tenant, "racer", facts[index], f"fact {index}, corrected")
-            result = "written"
-        except HistoryQuotaExceeded:
-            result = "refused"
-        finally:
-            connection.close()
-        with lock:
-            outcomes.append(result)
+    raced = race(
+        lambda index: _supersede(tenant, "racer", facts[index], f"fact {index}, corrected"),
+        writers=WRITERS,
+        refused_by=HistoryQuotaExceeded,
+    )
 
-    threads = [threading.Thread(target=supersede, args=(i,)) for i in range(WRITERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert (outcomes.count("written"), outcomes.count("refused")) == (10, WRITERS - 10)
+    assert raced == Race(written=10, refused=WRITERS - 10)
     assert _counts(tenant, "racer") == (WRITERS, 10)
     assert Memory.objects.filter(tenant=tenant, subject_id="racer").count() == WRITERS + 10
     assert _rows(FROM_USAGE) == _rows(FROM_ROWS)

@@ -2,10 +2,7 @@
 anything is written, exactly at the bound under concurrent writers, and one subject's turns
 never count against another's."""
 
-import threading
-
 import pytest
-from django.db import connection
 
 from apps.memory.exceptions import QuotaExceeded, SessionQuotaExceeded
 from apps.memory.models import Memory, SessionMemory
@@ -18,6 +15,7 @@ from apps.memory.services import (
     session_append_many,
     session_clear,
 )
+from tests.concurrency import Race, race
 
 WRITERS = 24
 
@@ -113,44 +111,21 @@ def test_a_mixed_batch_over_the_memory_quota_writes_no_turn(tenant, settings, mo
     assert _stored(tenant, "a") == 0
 
 
-def _race(write, writers=WRITERS):
-    """Run ``write(index)`` on ``writers`` threads released together, each on its own
-    connection; return how many wrote and how many were refused."""
-    start = threading.Barrier(writers)
-    outcomes: list[str] = []
-    lock = threading.Lock()
-
-    def run(index: int) -> None:
-        try:
-            start.wait()
-            write(index)
-            result = "written"
-        except SessionQuotaExceeded:
-            result = "refused"
-        finally:
-            connection.close()
-        with lock:
-            outcomes.append(result)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(writers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes.count("written"), outcomes.count("refused")
+def _race(write):
+    return race(write, writers=WRITERS, refused_by=SessionQuotaExceeded)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_appends_stop_exactly_at_the_turn_quota(tenant, settings):
     settings.SESSION_QUOTA_TURNS = 10
 
-    written, refused = _race(
+    raced = _race(
         lambda index: session_append(
             tenant=tenant, subject_id="racer", draft=_turn(session=f"s{index % 3}")
         )
     )
 
-    assert (written, refused) == (10, WRITERS - 10)
+    assert raced == Race(written=10, refused=WRITERS - 10)
     assert _stored(tenant, "racer") == 10
     assert session_scope_usage(tenant=tenant, subject_id="racer").turns == 10
 
@@ -160,11 +135,11 @@ def test_concurrent_appends_stop_exactly_at_the_byte_quota(tenant, settings):
     # 100 content bytes + "{}" = 102 bytes a turn: seven fit in 720, the eighth does not.
     settings.SESSION_QUOTA_BYTES = 720
 
-    written, refused = _race(
+    raced = _race(
         lambda index: session_append(tenant=tenant, subject_id="racer", draft=_turn("x" * 100))
     )
 
-    assert (written, refused) == (7, WRITERS - 7)
+    assert raced == Race(written=7, refused=WRITERS - 7)
     assert session_scope_usage(tenant=tenant, subject_id="racer") == SessionUsage(
         turns=7, bytes=714
     )
@@ -178,8 +153,8 @@ def test_a_flooding_subject_leaves_the_quiet_one_its_quota(tenant, settings):
         subject = "quiet" if index % 6 == 0 else "noisy"
         session_append(tenant=tenant, subject_id=subject, draft=_turn())
 
-    written, refused = _race(write)
+    raced = _race(write)
 
     # 4 of the 24 writers are quiet; all of them fit. 20 noisy ones race for 5 places.
-    assert (written, refused) == (4 + 5, 15)
+    assert raced == Race(written=4 + 5, refused=15)
     assert (_stored(tenant, "quiet"), _stored(tenant, "noisy")) == (4, 5)

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from apps.extraction.promotion.types import Candidate
 from apps.memory.models import Memory, MemorySource
-from apps.memory.promotion.types import Candidate
 from apps.memory.services import (
     MemoryDraft,
     memory_create_many,

@@ -37,8 +37,8 @@ One module per stage:
 
 from __future__ import annotations
 
-from apps.memory.promotion.heuristic.extractor import extract_candidates
-from apps.memory.promotion.heuristic.rewrite import third_person
-from apps.memory.promotion.heuristic.splitting import sentences
+from apps.extraction.promotion.heuristic.extractor import extract_candidates
+from apps.extraction.promotion.heuristic.rewrite import third_person
+from apps.extraction.promotion.heuristic.splitting import sentences
 
 __all__ = ["extract_candidates", "sentences", "third_person"]

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.memory.promotion.heuristic import extract_candidates
-from apps.memory.promotion.types import Turn
+from apps.extraction.promotion.heuristic import extract_candidates
+from apps.extraction.promotion.types import Turn
 
 SAID = datetime(2024, 5, 8, 10, 0, tzinfo=UTC)
 

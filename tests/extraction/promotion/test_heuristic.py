@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memory.promotion.heuristic import extract_candidates, sentences, third_person
-from apps.memory.promotion.types import Candidate, Turn
+from apps.extraction.promotion.heuristic import extract_candidates, sentences, third_person
+from apps.extraction.promotion.types import Candidate, Turn
 from lab.promotion_eval import load_dataset
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from apps.memory.promotion.heuristic.levels import (
+from apps.extraction.promotion.heuristic.levels import (
     ACKNOWLEDGED,
     CORRECTION,
     DECISION,
@@ -32,7 +32,7 @@ from apps.memory.promotion.heuristic.levels import (
     UNIVERSAL,
     _rx,
 )
-from apps.memory.promotion.heuristic.patterns import (
+from apps.extraction.promotion.heuristic.patterns import (
     _CONTENT_STOPWORDS,
     _CORRECTION_OPENER,
     _DECISION,
@@ -58,11 +58,11 @@ from apps.memory.promotion.heuristic.patterns import (
     _strip_trailing,
     _trim_clauses,
 )
-from apps.memory.promotion.heuristic.rewrite import third_person
-from apps.memory.promotion.heuristic.safety import is_injection, looks_secret
-from apps.memory.promotion.heuristic.similarity import _PRONOUNS, _stem, _tokens
-from apps.memory.promotion.heuristic.splitting import sentences
-from apps.memory.promotion.types import Turn
+from apps.extraction.promotion.heuristic.rewrite import third_person
+from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
+from apps.extraction.promotion.heuristic.similarity import _PRONOUNS, _stem, _tokens
+from apps.extraction.promotion.heuristic.splitting import sentences
+from apps.extraction.promotion.types import Turn
 
 
 # --- Extraction --------------------------------------------------------------------------

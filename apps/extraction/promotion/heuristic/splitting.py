@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from apps.memory.promotion.heuristic.levels import _rx
+from apps.extraction.promotion.heuristic.levels import _rx
 
 # --- Sentence splitting ------------------------------------------------------------------
 _FENCE = re.compile(r"(```|~~~).*?(\1|\Z)", re.DOTALL)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memory.changes import Claim, conflict, extract_claims
+from apps.extraction.changes import Claim, conflict, extract_claims
 
 
 def _claims(text: str) -> list[tuple[str, str, str]]:

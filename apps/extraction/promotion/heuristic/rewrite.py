@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from apps.memory.promotion.heuristic.levels import _rx, _words
+from apps.extraction.promotion.heuristic.levels import _rx, _words
 
 # --- Third-person rewrite ----------------------------------------------------------------
 _ADVERBS = (

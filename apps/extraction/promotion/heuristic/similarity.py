@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from apps.memory.promotion.heuristic.levels import _words
+from apps.extraction.promotion.heuristic.levels import _words
 
 _STOPWORDS = _words(
     "a an the is are was were be to of in on at for and or but with by from as it its this "

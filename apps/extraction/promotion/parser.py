@@ -7,7 +7,7 @@ import json
 import math
 from typing import Any
 
-from apps.memory.promotion.types import CANDIDATE_KINDS, Candidate
+from apps.extraction.promotion.types import CANDIDATE_KINDS, Candidate
 
 MAX_CANDIDATE_CHARS = 1_000
 MAX_CROSS_LINKS = 10

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from apps.memory.promotion.types import CANDIDATE_KINDS, Turn
+from apps.extraction.promotion.types import CANDIDATE_KINDS, Turn
 
 SCHEMA_NAME = "engram_promotion"
 

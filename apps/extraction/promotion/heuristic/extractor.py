@@ -9,19 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from apps.memory.promotion.heuristic.conversation import conversation_candidates, speakers
-from apps.memory.promotion.heuristic.levels import (
+from apps.extraction.promotion.heuristic.conversation import conversation_candidates, speakers
+from apps.extraction.promotion.heuristic.levels import (
     ADVERSARIAL_TURNS,
     NEAR_DUPLICATE_JACCARD,
     RESTATEMENT_JACCARD,
     SUPERSEDE_JACCARD,
 )
-from apps.memory.promotion.heuristic.patterns import _NEGATED_VALUE
-from apps.memory.promotion.heuristic.profile import profile_candidates
-from apps.memory.promotion.heuristic.safety import is_injection
-from apps.memory.promotion.heuristic.scoring import _Statement, _turn_statements
-from apps.memory.promotion.heuristic.similarity import _jaccard, _stem, _tokens
-from apps.memory.promotion.types import Candidate, Turn
+from apps.extraction.promotion.heuristic.patterns import _NEGATED_VALUE
+from apps.extraction.promotion.heuristic.profile import profile_candidates
+from apps.extraction.promotion.heuristic.safety import is_injection
+from apps.extraction.promotion.heuristic.scoring import _Statement, _turn_statements
+from apps.extraction.promotion.heuristic.similarity import _jaccard, _stem, _tokens
+from apps.extraction.promotion.types import Candidate, Turn
 
 
 def _superseded(statements: list[_Statement]) -> list[_Statement]:

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from apps.memory.promotion.parser import MAX_CANDIDATE_CHARS, MAX_CROSS_LINKS, parse_candidates
-from apps.memory.promotion.types import CANDIDATE_KINDS, Candidate
+from apps.extraction.promotion.parser import MAX_CANDIDATE_CHARS, MAX_CROSS_LINKS, parse_candidates
+from apps.extraction.promotion.types import CANDIDATE_KINDS, Candidate
 
 VALID = {
     "text": "The user prefers tabs.",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from apps.memory.changes.patterns import findings, owned_counts, unsettled, value_text, words
-from apps.memory.changes.text import WRITER, clauses, memory_sentences, speaker_and_body
+from apps.extraction.changes.patterns import findings, owned_counts, unsettled, value_text, words
+from apps.extraction.changes.text import WRITER, clauses, memory_sentences, speaker_and_body
 
 
 @dataclass(frozen=True)

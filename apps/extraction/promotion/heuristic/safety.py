@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from apps.memory.promotion.heuristic.levels import _I, _rx
+from apps.extraction.promotion.heuristic.levels import _I, _rx
 
 # --- Injection --------------------------------------------------------------------------
 _INJECTION = [

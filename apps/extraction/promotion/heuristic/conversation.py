@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 
-from apps.memory.promotion.heuristic.dates import day_text, resolve_relative_dates
-from apps.memory.promotion.heuristic.levels import (
+from apps.extraction.promotion.heuristic.dates import day_text, resolve_relative_dates
+from apps.extraction.promotion.heuristic.levels import (
     CONVERSATION_FACT,
     CONVERSATION_MIN_CONTENT_WORDS,
     HEDGE_PENALTY,
@@ -36,12 +36,12 @@ from apps.memory.promotion.heuristic.levels import (
     _rx,
     _words,
 )
-from apps.memory.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
-from apps.memory.promotion.heuristic.rewrite import _conjugate
-from apps.memory.promotion.heuristic.safety import is_injection, looks_secret
-from apps.memory.promotion.heuristic.similarity import _jaccard, _tokens
-from apps.memory.promotion.heuristic.splitting import sentences
-from apps.memory.promotion.types import Candidate, Turn
+from apps.extraction.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
+from apps.extraction.promotion.heuristic.rewrite import _conjugate
+from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
+from apps.extraction.promotion.heuristic.similarity import _jaccard, _tokens
+from apps.extraction.promotion.heuristic.splitting import sentences
+from apps.extraction.promotion.types import Candidate, Turn
 
 #: "Name: text", a name being one to three capitalised words.
 _SPEAKER = re.compile(

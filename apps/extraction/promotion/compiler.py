@@ -8,12 +8,17 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from apps.memory.promotion.heuristic.conversation import speakers
-from apps.memory.promotion.heuristic.levels import ADVERSARIAL_TURNS
-from apps.memory.promotion.heuristic.safety import is_injection, looks_secret
-from apps.memory.promotion.parser import parse_candidates
-from apps.memory.promotion.prompt import JSON_SCHEMA, SCHEMA_NAME, SYSTEM_PROMPT, build_user_prompt
-from apps.memory.promotion.types import RECALLED_CONTEXT_KEY, Candidate, Turn
+from apps.extraction.promotion.heuristic.conversation import speakers
+from apps.extraction.promotion.heuristic.levels import ADVERSARIAL_TURNS
+from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
+from apps.extraction.promotion.parser import parse_candidates
+from apps.extraction.promotion.prompt import (
+    JSON_SCHEMA,
+    SCHEMA_NAME,
+    SYSTEM_PROMPT,
+    build_user_prompt,
+)
+from apps.extraction.promotion.types import RECALLED_CONTEXT_KEY, Candidate, Turn
 from apps.providers.llm import LLMConfig, LLMUnavailable, complete_json
 
 
@@ -99,7 +104,7 @@ def compile_turns(turns: Sequence[Turn], *, llm: LLMConfig) -> list[Candidate]:
     if not turns:
         return []
     if llm.provider == "heuristic":
-        from apps.memory.promotion.heuristic import extract_candidates
+        from apps.extraction.promotion.heuristic import extract_candidates
 
         return safe_candidates(extract_candidates(turns))
     screened = _screened(turns)

@@ -6,10 +6,10 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from apps.memory.promotion.heuristic import extract_candidates
-from apps.memory.promotion.heuristic.conversation import attribute, speakers
-from apps.memory.promotion.heuristic.dates import resolve_relative_dates
-from apps.memory.promotion.types import Turn
+from apps.extraction.promotion.heuristic import extract_candidates
+from apps.extraction.promotion.heuristic.conversation import attribute, speakers
+from apps.extraction.promotion.heuristic.dates import resolve_relative_dates
+from apps.extraction.promotion.types import Turn
 
 SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
 

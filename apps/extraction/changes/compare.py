@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from apps.memory.changes.claims import Claim
-from apps.memory.changes.patterns import words
+from apps.extraction.changes.claims import Claim
+from apps.extraction.changes.patterns import words
 
 #: Diets that exclude each other; the rest (gluten-free, keto, …) may hold beside another.
 _EXCLUSIVE_DIETS = frozenset(

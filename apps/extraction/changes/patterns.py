@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from apps.memory.changes.text import word_set
+from apps.extraction.changes.text import word_set
 
 _I = re.IGNORECASE
 

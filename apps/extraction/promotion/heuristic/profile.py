@@ -4,7 +4,7 @@ What a person says about themselves in passing ("I moved to Berlin last month", 
 a puppy", "no pets right now", "I lost my job at the plant") is what a later session needs
 most and what the sentence rules (``scoring.py``) skip: it is past tense, dated relative to
 the day it was said, or an answer without a subject. Here a sentence is kept when the change
-rules (``apps.memory.changes``) read an attribute of the speaker in it — occupation, home,
+rules (``apps.extraction.changes``) read an attribute of the speaker in it — occupation, home,
 relationship, diet, pets, health, a setting, where an application stands — and it names no
 one it cannot ("her", "it", "they"): it is rewritten in the third person, its relative dates
 resolved against when it was said, and it happened on the day it names, else when it was said.
@@ -17,15 +17,15 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
 
-from apps.memory.changes import Claim, extract_claims
-from apps.memory.promotion.heuristic.conversation import attribute
-from apps.memory.promotion.heuristic.dates import day_text, resolve_relative_dates
-from apps.memory.promotion.heuristic.levels import MAX_SENTENCE_CHARS, PROFILE, _rx
-from apps.memory.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
-from apps.memory.promotion.heuristic.rewrite import third_person
-from apps.memory.promotion.heuristic.safety import is_injection, looks_secret
-from apps.memory.promotion.heuristic.splitting import sentences
-from apps.memory.promotion.types import Candidate, Turn
+from apps.extraction.changes import Claim, extract_claims
+from apps.extraction.promotion.heuristic.conversation import attribute
+from apps.extraction.promotion.heuristic.dates import day_text, resolve_relative_dates
+from apps.extraction.promotion.heuristic.levels import MAX_SENTENCE_CHARS, PROFILE, _rx
+from apps.extraction.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
+from apps.extraction.promotion.heuristic.rewrite import third_person
+from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
+from apps.extraction.promotion.heuristic.splitting import sentences
+from apps.extraction.promotion.types import Candidate, Turn
 
 #: The attributes a profile fact states (a tool is a setting's value: "switched from Poetry to
 #: uv for dependencies"); activities and decisions are the sentence rules' job.

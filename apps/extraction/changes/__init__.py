@@ -1,5 +1,6 @@
 """Facts that change: what a memory says about an attribute of someone, and whether a newer
-memory states another value for it (the offline change detector, ``services/changes.py``).
+memory states another value for it (the offline change detector,
+``apps.memory.services.changes``).
 
 Pure and deterministic: text in, claims out. A *claim* is one sentence's statement of an
 attribute of an entity ("Andrew has no pets" → entity ``andrew``, attribute ``pets``, value
@@ -17,7 +18,7 @@ know makes none either, so an unchanged fact is never retired by a paraphrase of
 
 from __future__ import annotations
 
-from apps.memory.changes.claims import Claim, extract_claims
-from apps.memory.changes.compare import conflict, search_words
+from apps.extraction.changes.claims import Claim, extract_claims
+from apps.extraction.changes.compare import conflict, search_words
 
 __all__ = ["Claim", "conflict", "extract_claims", "search_words"]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from apps.memory.promotion.heuristic.levels import _rx
+from apps.extraction.promotion.heuristic.levels import _rx
 
 _WEEKDAYS = [name.lower() for name in calendar.day_name]
 _NUMBERS = {
