@@ -1,6 +1,7 @@
 """Reads on agent memory. Import from the submodules; this package re-exports the public API."""
 
 from apps.memory.selectors.changes import memory_change_candidates, memory_texts
+from apps.memory.selectors.filters import InvalidFilter, MemoryFilter, memory_filter_parse
 from apps.memory.selectors.listing import (
     memory_list,
     memory_list_all_subjects,
@@ -33,6 +34,8 @@ from apps.memory.selectors.scope_usage import (
 __all__ = [
     "ADMISSION_SQL",
     "EMBEDDING_STATUSES",
+    "InvalidFilter",
+    "MemoryFilter",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
     "VALIDITIES",
@@ -43,6 +46,7 @@ __all__ = [
     "fuse",
     "keyword_ranking",
     "memory_change_candidates",
+    "memory_filter_parse",
     "memory_list",
     "memory_list_all_subjects",
     "memory_live_count",
