@@ -1,7 +1,13 @@
 """Reads on agent memory. Import from the submodules; this package re-exports the public API."""
 
 from apps.memory.selectors.changes import memory_change_candidates, memory_texts
-from apps.memory.selectors.filters import InvalidFilter, MemoryFilter, memory_filter_parse
+from apps.memory.selectors.filters import (
+    FILTER_HELP,
+    InvalidFilter,
+    MemoryFilter,
+    memory_filter_parse,
+    memory_filter_parse_text,
+)
 from apps.memory.selectors.listing import (
     memory_list,
     memory_list_all_subjects,
@@ -34,6 +40,7 @@ from apps.memory.selectors.scope_usage import (
 __all__ = [
     "ADMISSION_SQL",
     "EMBEDDING_STATUSES",
+    "FILTER_HELP",
     "InvalidFilter",
     "MemoryFilter",
     "RECALL_MODES",
@@ -47,6 +54,7 @@ __all__ = [
     "keyword_ranking",
     "memory_change_candidates",
     "memory_filter_parse",
+    "memory_filter_parse_text",
     "memory_list",
     "memory_list_all_subjects",
     "memory_live_count",

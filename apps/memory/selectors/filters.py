@@ -63,6 +63,19 @@ _ISO_INSTANT = re.compile(ISO_INSTANT_PATTERN)
 
 KIND_NUMBER, KIND_INSTANT, KIND_STRING = "number", "instant", "string"
 
+#: The filter language in one paragraph, for the API schema and the MCP tools.
+FILTER_HELP = (
+    'Narrow by tags and metadata, e.g. {"tags": {"$in": ["infra", "db"]}, "metadata": '
+    '{"kind": "task", "score": {"$gte": 3}, "due": {"$lt": "2025-01-01"}}}. "tags": a tag, or '
+    "$all/$in/$nin/$eq/$ne. \"metadata\": fields as nested objects; a value is a JSON value to "
+    "equal (null: null or missing) or operators $eq/$ne/$in/$nin/$exists and $gt/$gte/$lt/$lte, "
+    "which compare as the operand's type (a number with numbers, an ISO 8601 date as an "
+    'instant, other strings in code-point order). "$and": a list of filters. Every condition '
+    f"must hold. At most {FILTER_MAX_CONDITIONS} conditions, {FILTER_MAX_DEPTH} levels, "
+    f"{FILTER_MAX_LIST_ITEMS} items a list, {FILTER_MAX_BYTES} bytes; otherwise 422 "
+    "invalid_filter (details.path says where). docs/recall.md, \"Filters\"."
+)
+
 
 class InvalidFilter(ValidationFailed):
     default_code: str = MemoryErrorCode.INVALID_FILTER
@@ -131,6 +144,20 @@ def memory_filter_parse(raw: object) -> MemoryFilter | None:
     if not raw:
         return None
     return MemoryFilter(q=_filter(raw, "", _Budget()), raw=raw)
+
+
+def memory_filter_parse_text(text: object) -> MemoryFilter | None:
+    """:func:`memory_filter_parse` of a filter sent as JSON text (a query-string parameter);
+    text that is not JSON is ``invalid_filter`` too."""
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return None
+    if not isinstance(text, str) or len(text.encode("utf-8")) > FILTER_MAX_BYTES:
+        raise _fail(f"must be a JSON object of at most {FILTER_MAX_BYTES} bytes.", "")
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raise _fail("is not valid JSON.", "") from None
+    return memory_filter_parse(raw)
 
 
 def _filter(raw: Any, path: str, budget: _Budget) -> Q:
