@@ -67,13 +67,13 @@ KIND_NUMBER, KIND_INSTANT, KIND_STRING = "number", "instant", "string"
 FILTER_HELP = (
     'Narrow by tags and metadata, e.g. {"tags": {"$in": ["infra", "db"]}, "metadata": '
     '{"kind": "task", "score": {"$gte": 3}, "due": {"$lt": "2025-01-01"}}}. "tags": a tag, or '
-    "$all/$in/$nin/$eq/$ne. \"metadata\": fields as nested objects; a value is a JSON value to "
+    '$all/$in/$nin/$eq/$ne. "metadata": fields as nested objects; a value is a JSON value to '
     "equal (null: null or missing) or operators $eq/$ne/$in/$nin/$exists and $gt/$gte/$lt/$lte, "
     "which compare as the operand's type (a number with numbers, an ISO 8601 date as an "
     'instant, other strings in code-point order). "$and": a list of filters. Every condition '
     f"must hold. At most {FILTER_MAX_CONDITIONS} conditions, {FILTER_MAX_DEPTH} levels, "
     f"{FILTER_MAX_LIST_ITEMS} items a list, {FILTER_MAX_BYTES} bytes; otherwise 422 "
-    "invalid_filter (details.path says where). docs/recall.md, \"Filters\"."
+    'invalid_filter (details.path says where). docs/recall.md, "Filters".'
 )
 
 
@@ -296,7 +296,9 @@ def _operator(field: tuple[str, ...], operator: str, operand: Any, path: str) ->
 
 def _range_kind(operand: Any, path: str) -> str:
     if isinstance(operand, bool) or not isinstance(operand, int | float | str):
-        raise _fail("a range compares a number or a string (an ISO 8601 date compares as one).", path)
+        raise _fail(
+            "a range compares a number or a string (an ISO 8601 date compares as one).", path
+        )
     if isinstance(operand, str):
         return KIND_INSTANT if parse_instant(operand) is not None else KIND_STRING
     return KIND_NUMBER

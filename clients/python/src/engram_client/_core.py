@@ -370,7 +370,7 @@ def recall(
     include_superseded: bool,
     mode: str | None,
     as_of: When | None = None,
-    filter: Filter | None = None,  # noqa: A002 - the API's name for it
+    filter: Filter | None = None,
 ) -> Call[MemoryRecall]:
     body = _body(
         query=query,
@@ -394,7 +394,7 @@ def list_memories(
     include_superseded: bool,
     all_subjects: bool,
     as_of: When | None = None,
-    filter: Filter | None = None,  # noqa: A002 - the API's name for it
+    filter: Filter | None = None,
 ) -> Call[MemoryPage]:
     params = {
         "limit": limit,

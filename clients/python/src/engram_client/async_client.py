@@ -212,7 +212,7 @@ class AsyncEngram:
         include_superseded: bool = False,
         mode: Literal["semantic", "keyword", "hybrid"] | None = None,
         as_of: When | None = None,
-        filter: Filter | None = None,  # noqa: A002 - the API's name for it
+        filter: Filter | None = None,
     ) -> MemoryRecall:
         """Your memories for ``query``, best first (``.hits``: each ``.memory`` and ``.score``).
 
@@ -244,7 +244,7 @@ class AsyncEngram:
         include_superseded: bool = False,
         all_subjects: bool = False,
         as_of: When | None = None,
-        filter: Filter | None = None,  # noqa: A002 - the API's name for it
+        filter: Filter | None = None,
     ) -> MemoryPage:
         """One page of your memories, newest first (server default 50 a page; at most 200).
 
@@ -276,7 +276,7 @@ class AsyncEngram:
         all_subjects: bool = False,
         page_size: int = _core.MEMORY_PAGE_MAX,
         as_of: When | None = None,
-        filter: Filter | None = None,  # noqa: A002 - the API's name for it
+        filter: Filter | None = None,
     ) -> AsyncIterator[Memory]:
         """Every memory ``list_memories`` would page through, fetched page by page."""
         offset = 0

@@ -195,7 +195,7 @@ class Engram:
         include_superseded: bool = False,
         mode: Literal["semantic", "keyword", "hybrid"] | None = None,
         as_of: When | None = None,
-        filter: Filter | None = None,  # noqa: A002 - the API's name for it
+        filter: Filter | None = None,
     ) -> MemoryRecall:
         """Your memories for ``query``, best first (``.hits``: each ``.memory`` and ``.score``).
 
@@ -227,7 +227,7 @@ class Engram:
         include_superseded: bool = False,
         all_subjects: bool = False,
         as_of: When | None = None,
-        filter: Filter | None = None,  # noqa: A002 - the API's name for it
+        filter: Filter | None = None,
     ) -> MemoryPage:
         """One page of your memories, newest first (server default 50 a page; at most 200).
 
@@ -259,7 +259,7 @@ class Engram:
         all_subjects: bool = False,
         page_size: int = _core.MEMORY_PAGE_MAX,
         as_of: When | None = None,
-        filter: Filter | None = None,  # noqa: A002 - the API's name for it
+        filter: Filter | None = None,
     ) -> Iterator[Memory]:
         """Every memory ``list_memories`` would page through, fetched page by page."""
         offset = 0
