@@ -60,6 +60,9 @@ ISO_INSTANT_PATTERN = (
     r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$"
 )
 _ISO_INSTANT = re.compile(ISO_INSTANT_PATTERN)
+# Text Postgres cannot store (NUL) or that is not text (a lone surrogate): JSON sent as a
+# query-string parameter can spell them as escapes the request's own checks never see.
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 KIND_NUMBER, KIND_INSTANT, KIND_STRING = "number", "instant", "string"
 
@@ -118,10 +121,15 @@ class _Budget:
 
 
 def _depth(value: Any, path: str, depth: int = 0) -> None:
+    """Bounds the nesting and the lists, and refuses what is not storable text."""
     if depth > FILTER_MAX_DEPTH:
         raise _fail(f"nested more than {FILTER_MAX_DEPTH} levels deep.", path)
+    if isinstance(value, str) and _NOT_TEXT.search(value):
+        raise _fail("holds a NUL character or an unpaired surrogate.", path)
     if isinstance(value, dict):
         for key, item in value.items():
+            if _NOT_TEXT.search(str(key)):
+                raise _fail("a key holds a NUL character or an unpaired surrogate.", path)
             _depth(item, f"{path}.{key}", depth + 1)
     elif isinstance(value, list):
         if len(value) > FILTER_MAX_LIST_ITEMS:

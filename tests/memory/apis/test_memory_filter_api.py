@@ -117,7 +117,12 @@ def test_recall_refuses_a_bad_filter_before_any_side_effect(
 
 @pytest.mark.parametrize(
     ("_case", "raw"),
-    [("not_json", "{tags"), ("not_an_object", "[1]"), ("bad_operator", '{"tags": {"$gt": "a"}}')],
+    [
+        ("not_json", "{tags"),
+        ("nul_escape", '{"tags": "a\\u0000"}'),
+        ("not_an_object", "[1]"),
+        ("bad_operator", '{"tags": {"$gt": "a"}}'),
+    ],
 )
 def test_list_refuses_a_bad_filter(agent, _case, raw):
     response = agent.get(f"{MEMORY}?filter={quote(raw)}")

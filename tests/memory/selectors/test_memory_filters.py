@@ -140,6 +140,8 @@ def test_filter_never_reaches_another_subject(tenant, other_tenant):
     [
         ("not_an_object", ["tags"], "filter"),
         ("unknown_key", {"text": "x"}, "filter.text"),
+        ("nul_in_a_value", {"metadata": {"a": "x\x00"}}, "filter.metadata.a"),
+        ("surrogate_in_a_tag", {"tags": {"$in": ["\ud800"]}}, "filter.tags.$in[0]"),
         ("tags_empty_list", {"tags": {"$in": []}}, "filter.tags.$in"),
         ("tag_not_a_string", {"tags": 5}, "filter.tags"),
         ("tag_too_long", {"tags": "x" * 65}, "filter.tags"),
