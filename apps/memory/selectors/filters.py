@@ -145,10 +145,11 @@ def memory_filter_parse(raw: object) -> MemoryFilter | None:
         return None
     if not isinstance(raw, dict):
         raise _fail("must be a JSON object.", "")
+    # Walked first: only text that is text can be measured in UTF-8.
+    _depth(raw, "")
     size = len(json.dumps(raw, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     if size > FILTER_MAX_BYTES:
         raise _fail(f"{size} bytes serialized; at most {FILTER_MAX_BYTES}.", "")
-    _depth(raw, "")
     if not raw:
         return None
     return MemoryFilter(q=_filter(raw, "", _Budget()), raw=raw)
