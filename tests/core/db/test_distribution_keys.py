@@ -1,0 +1,262 @@
+"""Every table of the project's apps is keyed for distribution by tenant, or is a documented
+reference table (apps/core/db/distribution.py, docs/deployment.md "Sharding by tenant").
+
+Checked twice: over the models (what Django declares and would create) and over the live
+catalog of the test database (what the migrations built, raw-SQL tables included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.apps import apps
+from django.db import connection, models
+from django.db.backends.utils import CursorWrapper
+from django.db.models.expressions import F
+
+from apps.core.db.distribution import (
+    DISTRIBUTION_COLUMN,
+    REFERENCE_TABLES,
+    TABLES_WITHOUT_PRIMARY_KEY,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _project_models() -> list[type[models.Model]]:
+    return [
+        model
+        for model in apps.get_models()
+        if model._meta.app_config is not None
+        and model._meta.app_config.name.startswith("apps.")
+        and model._meta.managed
+        and not model._meta.proxy
+    ]
+
+
+def _names_tenant(expression: object) -> bool:
+    return isinstance(expression, F) and expression.name in {"tenant", DISTRIBUTION_COLUMN}
+
+
+def model_violations(model: type[models.Model]) -> list[str]:
+    """What ``model`` declares that a tenant-sharded database could not enforce."""
+    table = model._meta.db_table
+    relations = [
+        field
+        for field in model._meta.concrete_fields
+        if isinstance(field, models.ForeignKey) and field.remote_field is not None
+    ]
+    if table in REFERENCE_TABLES:
+        return [
+            f"{table}.{field.column}: a reference table points at the distributed "
+            f"{field.related_model._meta.db_table}"
+            for field in relations
+            if field.related_model._meta.db_table not in REFERENCE_TABLES
+        ]
+    problems = []
+    columns = {field.column: field for field in model._meta.concrete_fields}
+    tenant = columns.get(DISTRIBUTION_COLUMN)
+    if tenant is None or tenant.null:
+        problems.append(f"{table}: no NOT NULL {DISTRIBUTION_COLUMN}")
+    for field in relations:
+        distributed_target = field.related_model._meta.db_table not in REFERENCE_TABLES
+        if distributed_target and field.db_constraint:
+            problems.append(
+                f"{table}.{field.column}: a one-column foreign key to a distributed table "
+                "(declare db_constraint=False and the (tenant_id, …) key in a migration)"
+            )
+    for field in model._meta.concrete_fields:
+        if field.unique and not field.primary_key and field.column != DISTRIBUTION_COLUMN:
+            problems.append(f"{table}.{field.column}: unique without {DISTRIBUTION_COLUMN}")
+    for constraint in model._meta.constraints:
+        if not isinstance(constraint, models.UniqueConstraint):
+            continue
+        fields = {model._meta.get_field(name).column for name in constraint.fields}
+        if DISTRIBUTION_COLUMN not in fields and not any(
+            _names_tenant(expression) for expression in constraint.expressions
+        ):
+            problems.append(f"{table}: unique constraint {constraint.name} lacks the tenant")
+    for together in model._meta.unique_together:
+        if DISTRIBUTION_COLUMN not in {model._meta.get_field(name).column for name in together}:
+            problems.append(f"{table}: unique_together {together} lacks the tenant")
+    return problems
+
+
+@dataclass(frozen=True)
+class CatalogTable:
+    name: str
+    columns: dict[int, tuple[str, bool]]  # attnum -> (name, not null)
+
+    def attnum(self, column: str) -> int | None:
+        return next((num for num, (name, _) in self.columns.items() if name == column), None)
+
+
+def _table(cursor: CursorWrapper, name: str) -> CatalogTable:
+    cursor.execute(
+        "SELECT attnum, attname, attnotnull FROM pg_attribute "
+        "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+        [name],
+    )
+    return CatalogTable(name, {num: (col, notnull) for num, col, notnull in cursor.fetchall()})
+
+
+def catalog_violations(cursor: CursorWrapper, table: str, *, reference: set[str]) -> list[str]:
+    """What the catalog holds on ``table`` that keeps it from being distributed by tenant (or,
+    for a reference table, from being copied to every node)."""
+    cursor.execute(
+        "SELECT conname, confrelid::regclass::text, conkey, confkey FROM pg_constraint "
+        "WHERE conrelid = %s::regclass AND contype = 'f'",
+        [table],
+    )
+    foreign_keys = cursor.fetchall()
+    if table in reference:
+        return [
+            f"{table}: reference table with foreign key {name} to distributed {target}"
+            for name, target, _, _ in foreign_keys
+            if target not in reference
+        ]
+    problems = []
+    this = _table(cursor, table)
+    tenant = this.attnum(DISTRIBUTION_COLUMN)
+    if tenant is None or not this.columns[tenant][1]:
+        return [f"{table}: no NOT NULL {DISTRIBUTION_COLUMN}"]
+    cursor.execute(
+        "SELECT index.relname, x.indisprimary, x.indkey::int2[] FROM pg_index x "
+        "JOIN pg_class index ON index.oid = x.indexrelid "
+        "WHERE x.indrelid = %s::regclass AND x.indisunique",
+        [table],
+    )
+    unique_indexes = cursor.fetchall()
+    if table not in TABLES_WITHOUT_PRIMARY_KEY and not any(pk for _, pk, _ in unique_indexes):
+        problems.append(f"{table}: no primary key")
+    for name, primary, keys in unique_indexes:
+        if tenant not in keys:
+            kind = "primary key" if primary else "unique index"
+            problems.append(f"{table}: {kind} {name} lacks {DISTRIBUTION_COLUMN}")
+    for name, target, keys, target_keys in foreign_keys:
+        if target in reference:
+            continue
+        target_tenant = _table(cursor, target).attnum(DISTRIBUTION_COLUMN)
+        if (tenant, target_tenant) not in zip(keys, target_keys, strict=True):
+            problems.append(
+                f"{table}: foreign key {name} to {target} does not pair "
+                f"{DISTRIBUTION_COLUMN} with {DISTRIBUTION_COLUMN}"
+            )
+    return problems
+
+
+def _catalog_project_tables(cursor: CursorWrapper) -> list[str]:
+    """Every table in the schema except Django's and third-party apps' own: tables created by
+    raw SQL (postings, usage counts) have no model, and count."""
+    foreign = {
+        model._meta.db_table
+        for model in apps.get_models(include_auto_created=True)
+        if model._meta.app_config is None or not model._meta.app_config.name.startswith("apps.")
+    } | {"django_migrations"}
+    cursor.execute(
+        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace "
+        "AND relkind IN ('r', 'p') AND NOT relispartition ORDER BY relname"
+    )
+    return [name for (name,) in cursor.fetchall() if name not in foreign]
+
+
+def test_every_model_is_keyed_by_tenant_or_a_reference_table():
+    problems = [problem for model in _project_models() for problem in model_violations(model)]
+
+    assert problems == []
+
+
+def test_every_table_in_the_catalog_is_keyed_by_tenant_or_a_reference_table():
+    with connection.cursor() as cursor:
+        tables = _catalog_project_tables(cursor)
+        problems = [
+            problem
+            for table in tables
+            for problem in catalog_violations(cursor, table, reference=set(REFERENCE_TABLES))
+        ]
+
+    assert problems == []
+    # Every documented exception names a table that exists.
+    assert set(REFERENCE_TABLES) - set(tables) == set()
+    assert set(TABLES_WITHOUT_PRIMARY_KEY) - set(tables) == set()
+
+
+def test_every_foreign_key_django_does_not_constrain_is_a_tenant_key_in_the_catalog():
+    expected = {
+        (model._meta.db_table, field.column, field.related_model._meta.db_table)
+        for model in _project_models()
+        for field in model._meta.concrete_fields
+        if isinstance(field, models.ForeignKey) and not field.db_constraint
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.conrelid::regclass::text, a.attname, c.confrelid::regclass::text "
+            "FROM pg_constraint c JOIN pg_attribute a "
+            "ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey) "
+            "WHERE c.contype = 'f' AND cardinality(c.conkey) = 2 "
+            "AND a.attname <> %s AND c.connamespace = 'public'::regnamespace",
+            [DISTRIBUTION_COLUMN],
+        )
+        declared = set(cursor.fetchall())
+
+    assert expected - declared == set()
+    assert len(expected) == 8
+
+
+@pytest.mark.parametrize(
+    ("_case", "ddl", "problem"),
+    [
+        (
+            "primary_key_without_tenant",
+            "CREATE TEMP TABLE probe (id int PRIMARY KEY, tenant_id int NOT NULL)",
+            "probe: primary key probe_pkey lacks tenant_id",
+        ),
+        (
+            "unique_without_tenant",
+            "CREATE TEMP TABLE probe (id int, tenant_id int NOT NULL, slug text UNIQUE, "
+            "PRIMARY KEY (tenant_id, id))",
+            "probe: unique index probe_slug_key lacks tenant_id",
+        ),
+        (
+            "no_tenant_column",
+            "CREATE TEMP TABLE probe (id int PRIMARY KEY)",
+            "probe: no NOT NULL tenant_id",
+        ),
+        (
+            "no_primary_key",
+            "CREATE TEMP TABLE probe (id int, tenant_id int NOT NULL)",
+            "probe: no primary key",
+        ),
+        (
+            "foreign_key_on_the_id_alone",
+            "CREATE TEMP TABLE parent (id int, tenant_id int NOT NULL, PRIMARY KEY (tenant_id, id));"
+            "CREATE TEMP TABLE probe (id int, tenant_id int NOT NULL, parent_id int, "
+            "PRIMARY KEY (tenant_id, id), "
+            "FOREIGN KEY (tenant_id, parent_id) REFERENCES parent (id, tenant_id))",
+            "probe: foreign key probe_tenant_id_parent_id_fkey to parent does not pair "
+            "tenant_id with tenant_id",
+        ),
+    ],
+)
+def test_the_catalog_check_finds_each_kind_of_problem(_case, ddl, problem):
+    with connection.cursor() as cursor:
+        cursor.execute(ddl)
+        problems = catalog_violations(cursor, "probe", reference=set())
+
+    assert problems == [problem]
+
+
+def test_the_catalog_check_refuses_a_reference_table_pointing_at_a_distributed_one():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMP TABLE parent (id int, tenant_id int NOT NULL, PRIMARY KEY (id, tenant_id));"
+            "CREATE TEMP TABLE probe (id int PRIMARY KEY, parent_id int, parent_tenant int, "
+            "FOREIGN KEY (parent_id, parent_tenant) REFERENCES parent (id, tenant_id))"
+        )
+        problems = catalog_violations(cursor, "probe", reference={"probe"})
+
+    assert problems == [
+        "probe: reference table with foreign key probe_parent_id_parent_tenant_fkey "
+        "to distributed parent"
+    ]
