@@ -7,10 +7,13 @@ catalog of the test database (what the migrations built, raw-SQL tables included
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from io import StringIO
 
 import pytest
 from django.apps import apps
+from django.core.management import call_command
 from django.db import connection, models
 from django.db.backends.utils import CursorWrapper
 from django.db.models.expressions import F
@@ -19,6 +22,7 @@ from apps.core.db.distribution import (
     DISTRIBUTION_COLUMN,
     REFERENCE_TABLES,
     TABLES_WITHOUT_PRIMARY_KEY,
+    schema_tables,
 )
 
 pytestmark = pytest.mark.django_db
@@ -146,21 +150,6 @@ def catalog_violations(cursor: CursorWrapper, table: str, *, reference: set[str]
     return problems
 
 
-def _catalog_project_tables(cursor: CursorWrapper) -> list[str]:
-    """Every table in the schema except Django's and third-party apps' own: tables created by
-    raw SQL (postings, usage counts) have no model, and count."""
-    foreign = {
-        model._meta.db_table
-        for model in apps.get_models(include_auto_created=True)
-        if model._meta.app_config is None or not model._meta.app_config.name.startswith("apps.")
-    } | {"django_migrations"}
-    cursor.execute(
-        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace "
-        "AND relkind IN ('r', 'p') AND NOT relispartition ORDER BY relname"
-    )
-    return [name for (name,) in cursor.fetchall() if name not in foreign]
-
-
 def test_every_model_is_keyed_by_tenant_or_a_reference_table():
     problems = [problem for model in _project_models() for problem in model_violations(model)]
 
@@ -169,7 +158,7 @@ def test_every_model_is_keyed_by_tenant_or_a_reference_table():
 
 def test_every_table_in_the_catalog_is_keyed_by_tenant_or_a_reference_table():
     with connection.cursor() as cursor:
-        tables = _catalog_project_tables(cursor)
+        tables, _ = schema_tables(cursor)
         problems = [
             problem
             for table in tables
@@ -230,7 +219,8 @@ def test_every_foreign_key_django_does_not_constrain_is_a_tenant_key_in_the_cata
         ),
         (
             "foreign_key_on_the_id_alone",
-            "CREATE TEMP TABLE parent (id int, tenant_id int NOT NULL, PRIMARY KEY (tenant_id, id));"
+            "CREATE TEMP TABLE parent (id int, tenant_id int NOT NULL, "
+            "PRIMARY KEY (tenant_id, id));"
             "CREATE TEMP TABLE probe (id int, tenant_id int NOT NULL, parent_id int, "
             "PRIMARY KEY (tenant_id, id), "
             "FOREIGN KEY (tenant_id, parent_id) REFERENCES parent (id, tenant_id))",
@@ -250,7 +240,8 @@ def test_the_catalog_check_finds_each_kind_of_problem(_case, ddl, problem):
 def test_the_catalog_check_refuses_a_reference_table_pointing_at_a_distributed_one():
     with connection.cursor() as cursor:
         cursor.execute(
-            "CREATE TEMP TABLE parent (id int, tenant_id int NOT NULL, PRIMARY KEY (id, tenant_id));"
+            "CREATE TEMP TABLE parent (id int, tenant_id int NOT NULL, "
+            "PRIMARY KEY (id, tenant_id));"
             "CREATE TEMP TABLE probe (id int PRIMARY KEY, parent_id int, parent_tenant int, "
             "FOREIGN KEY (parent_id, parent_tenant) REFERENCES parent (id, tenant_id))"
         )
@@ -259,4 +250,41 @@ def test_the_catalog_check_refuses_a_reference_table_pointing_at_a_distributed_o
     assert problems == [
         "probe: reference table with foreign key probe_parent_id_parent_tenant_fkey "
         "to distributed parent"
+    ]
+
+
+def test_the_plan_distributes_each_table_after_the_tables_it_references():
+    out = StringIO()
+    call_command("distribution_plan", "--json", stdout=out)
+    plan = json.loads(out.getvalue())
+    with connection.cursor() as cursor:
+        project, local = schema_tables(cursor)
+        cursor.execute(
+            "SELECT conrelid::regclass::text, confrelid::regclass::text FROM pg_constraint "
+            "WHERE contype = 'f' AND connamespace = 'public'::regnamespace "
+            "AND conrelid <> confrelid"
+        )
+        foreign_keys = cursor.fetchall()
+
+    assert plan["reference_tables"] == [
+        "memory_erasurereceipt",
+        "tenancy_tenant",
+        "tenancy_apikey",
+    ]
+    assert sorted(plan["distributed_tables"]) == sorted(set(project) - set(REFERENCE_TABLES))
+    assert plan["local_tables"] == local
+    assert "memory_memory" in plan["distributed_tables"]
+    assert "django_migrations" in local
+    order = plan["reference_tables"] + plan["distributed_tables"]
+    for table, target in foreign_keys:
+        if table in order:
+            assert order.index(target) < order.index(table), (table, target)
+    anchor = plan["distributed_tables"][0]
+    assert plan["statements"] == [
+        *(f"SELECT create_reference_table('{table}');" for table in plan["reference_tables"]),
+        f"SELECT create_distributed_table('{anchor}', 'tenant_id');",
+        *(
+            f"SELECT create_distributed_table('{table}', 'tenant_id', colocate_with => '{anchor}');"
+            for table in plan["distributed_tables"][1:]
+        ),
     ]
