@@ -40,7 +40,12 @@ def _project_models() -> list[type[models.Model]]:
 
 
 def _names_tenant(expression: object) -> bool:
-    return isinstance(expression, F) and expression.name in {"tenant", DISTRIBUTION_COLUMN}
+    name = getattr(expression, "name", None) if isinstance(expression, F) else None
+    return name in {"tenant", DISTRIBUTION_COLUMN}
+
+
+def _has_db_constraint(field: models.ForeignKey) -> bool:
+    return bool(getattr(field, "db_constraint", True))
 
 
 def model_violations(model: type[models.Model]) -> list[str]:
@@ -65,14 +70,14 @@ def model_violations(model: type[models.Model]) -> list[str]:
         problems.append(f"{table}: no NOT NULL {DISTRIBUTION_COLUMN}")
     for field in relations:
         distributed_target = field.related_model._meta.db_table not in REFERENCE_TABLES
-        if distributed_target and field.db_constraint:
+        if distributed_target and _has_db_constraint(field):
             problems.append(
                 f"{table}.{field.column}: a one-column foreign key to a distributed table "
                 "(declare db_constraint=False and the (tenant_id, …) key in a migration)"
             )
-    for field in model._meta.concrete_fields:
-        if field.unique and not field.primary_key and field.column != DISTRIBUTION_COLUMN:
-            problems.append(f"{table}.{field.column}: unique without {DISTRIBUTION_COLUMN}")
+    for column in model._meta.concrete_fields:
+        if column.unique and not column.primary_key and column.column != DISTRIBUTION_COLUMN:
+            problems.append(f"{table}.{column.column}: unique without {DISTRIBUTION_COLUMN}")
     for constraint in model._meta.constraints:
         if not isinstance(constraint, models.UniqueConstraint):
             continue
@@ -176,7 +181,7 @@ def test_every_foreign_key_django_does_not_constrain_is_a_tenant_key_in_the_cata
         (model._meta.db_table, field.column, field.related_model._meta.db_table)
         for model in _project_models()
         for field in model._meta.concrete_fields
-        if isinstance(field, models.ForeignKey) and not field.db_constraint
+        if isinstance(field, models.ForeignKey) and not _has_db_constraint(field)
     }
     with connection.cursor() as cursor:
         cursor.execute(
