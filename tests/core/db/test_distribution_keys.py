@@ -14,7 +14,7 @@ from io import StringIO
 import pytest
 from django.apps import apps
 from django.core.management import call_command
-from django.db import connection, models
+from django.db import IntegrityError, connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from django.db.models.expressions import F
 
@@ -24,6 +24,10 @@ from apps.core.db.distribution import (
     TABLES_WITHOUT_PRIMARY_KEY,
     schema_tables,
 )
+from apps.memory.models import Memory
+from tests.memory.factories import MemoryFactory
+from tests.projects.factories import ProjectFactory
+from tests.tenancy.factories import TenantFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -293,3 +297,44 @@ def test_the_plan_distributes_each_table_after_the_tables_it_references():
             for table in plan["distributed_tables"][1:]
         ),
     ]
+
+
+POINT_AT = {
+    "project_id": "UPDATE memory_memory SET project_id = %s WHERE id = %s",
+    "superseded_by_id": "UPDATE memory_memory SET superseded_by_id = %s WHERE id = %s",
+}
+
+
+def _point_and_check(column, *, target, memory):
+    with connection.cursor() as cursor:
+        cursor.execute(POINT_AT[column], [target, memory.pk])
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+@pytest.mark.parametrize(
+    ("_case", "column"),
+    [("project", "project_id"), ("successor", "superseded_by_id")],
+)
+def test_a_memory_cannot_point_at_another_tenants_row(_case, column):
+    # Given a memory of one tenant, and a project and a memory of another
+    memory = MemoryFactory()
+    other_tenant = TenantFactory()
+    targets = {
+        "project_id": ProjectFactory(tenant=other_tenant).pk,
+        "superseded_by_id": MemoryFactory(tenant=other_tenant).pk,
+    }
+    # When the memory is made to point at the other tenant's row, then the two-column key
+    # refuses it (checked at commit; forced here)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        _point_and_check(column, target=targets[column], memory=memory)
+
+    stored = Memory.objects.get(pk=memory.pk)
+    assert (stored.project_id, stored.superseded_by_id) == (None, None)
+
+
+def test_a_memory_can_point_at_its_own_tenants_project():
+    memory = MemoryFactory()
+    project = ProjectFactory(tenant=memory.tenant)
+    _point_and_check("project_id", target=project.pk, memory=memory)
+
+    assert Memory.objects.get(pk=memory.pk).project_id == project.pk
