@@ -317,11 +317,11 @@ def _point_and_check(column, *, target, memory):
 )
 def test_a_memory_cannot_point_at_another_tenants_row(_case, column):
     # Given a memory of one tenant, and a project and a memory of another
-    memory = MemoryFactory()
-    other_tenant = TenantFactory()
+    memory = MemoryFactory.create()
+    other_tenant = TenantFactory.create()
     targets = {
-        "project_id": ProjectFactory(tenant=other_tenant).pk,
-        "superseded_by_id": MemoryFactory(tenant=other_tenant).pk,
+        "project_id": ProjectFactory.create(tenant=other_tenant).pk,
+        "superseded_by_id": MemoryFactory.create(tenant=other_tenant).pk,
     }
     # When the memory is made to point at the other tenant's row, then the two-column key
     # refuses it (checked at commit; forced here)
@@ -333,8 +333,8 @@ def test_a_memory_cannot_point_at_another_tenants_row(_case, column):
 
 
 def test_a_memory_can_point_at_its_own_tenants_project():
-    memory = MemoryFactory()
-    project = ProjectFactory(tenant=memory.tenant)
+    memory = MemoryFactory.create()
+    project = ProjectFactory.create(tenant=memory.tenant)
     _point_and_check("project_id", target=project.pk, memory=memory)
 
     assert Memory.objects.get(pk=memory.pk).project_id == project.pk
