@@ -71,8 +71,17 @@ class Article(TenantScopedModel):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Partition key (NULL = tenant-wide), not an isolation boundary: reads see global ∪ project.
+    # This and the other relations between tenant-owned rows are constrained in the database by
+    # a two-column key, (tenant_id, project_id) -> (tenant_id, id) (migration 0008), so a row
+    # points only at its own tenant's rows and each key can be checked inside one tenant's
+    # shard; Django cannot declare such a key, so it declares none (db_constraint=False).
     project = models.ForeignKey(
-        "projects.Project", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+        "projects.Project",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
     )
     title = models.CharField(max_length=TITLE_MAX_LENGTH)
     body = models.TextField()
@@ -193,14 +202,19 @@ class Article(TenantScopedModel):
 class ArticleLink(TenantScopedModel):
     """A directed, typed edge between two articles of one tenant."""
 
-    from_article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
-    to_article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    # Both constrained by (tenant_id, …) -> knowledge_article (tenant_id, id), as Article.project.
+    from_article = models.ForeignKey(
+        Article, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
+    to_article = models.ForeignKey(
+        Article, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     kind = models.CharField(max_length=32, choices=LinkKind.choices)
 
     class Meta:
         constraints = (
             models.UniqueConstraint(
-                fields=["from_article", "to_article", "kind"], name="knowledge_link_uniq"
+                fields=["tenant", "from_article", "to_article", "kind"], name="knowledge_link_uniq"
             ),
             models.CheckConstraint(
                 condition=Q(kind__in=LinkKind.values), name="knowledge_link_kind_valid"
@@ -221,7 +235,10 @@ class ArticleAccessEvent(TenantScopedModel):
     """
 
     id = models.BigAutoField(primary_key=True)
-    article = models.ForeignKey(Article, on_delete=models.CASCADE, related_name="+")
+    # Constrained by (tenant_id, article_id) -> knowledge_article (tenant_id, id).
+    article = models.ForeignKey(
+        Article, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     access_type = models.CharField(max_length=16, choices=AccessType.choices)
     search_id = models.UUIDField(null=True, blank=True)
     # Audit stamps, not relations: events outlive the keys that caused them.

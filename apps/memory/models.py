@@ -143,11 +143,25 @@ class Memory(TenantScopedModel):
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     # Partition key inside the subject's scope (NULL = global), not an isolation boundary.
+    # This and the other relations between tenant-owned rows are constrained in the database by
+    # a two-column key, (tenant_id, project_id) -> (tenant_id, id) (migration 0032), so a row
+    # points only at its own tenant's rows and each key can be checked inside one tenant's
+    # shard; Django cannot declare such a key, so it declares none (db_constraint=False).
     project = models.ForeignKey(
-        "projects.Project", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+        "projects.Project",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
     )
     superseded_by = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
     )
     superseded_at = models.DateTimeField(null=True, blank=True)
     recall_count = models.PositiveIntegerField(default=0)
@@ -156,7 +170,12 @@ class Memory(TenantScopedModel):
     # The knowledge article this memory graduated into, and whether that first graduation was
     # to the tenant-wide (global) partition. A memory graduates at most once.
     graduated_article = models.ForeignKey(
-        "knowledge.Article", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "knowledge.Article",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_constraint=False,
     )
     graduated_global = models.BooleanField(default=False)
 
@@ -295,8 +314,9 @@ class GraduationDeferral(TenantScopedModel):
     Removed when the memory graduates.
     """
 
+    # Constrained by (tenant_id, memory_id) -> memory_memory (tenant_id, id), as on Memory.
     memory = models.OneToOneField(
-        Memory, on_delete=models.CASCADE, primary_key=True, related_name="+"
+        Memory, on_delete=models.CASCADE, primary_key=True, related_name="+", db_constraint=False
     )
     attempts = models.PositiveSmallIntegerField(default=1)
     retry_at = models.DateTimeField()
