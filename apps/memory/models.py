@@ -144,7 +144,7 @@ class Memory(TenantScopedModel):
     metadata = models.JSONField(default=dict, blank=True)
     # Partition key inside the subject's scope (NULL = global), not an isolation boundary.
     # This and the other relations between tenant-owned rows are constrained in the database by
-    # a two-column key, (tenant_id, project_id) -> (tenant_id, id) (migration 0032), so a row
+    # a two-column key, (tenant_id, project_id) -> (tenant_id, id) (migration 0033), so a row
     # points only at its own tenant's rows and each key can be checked inside one tenant's
     # shard; Django cannot declare such a key, so it declares none (db_constraint=False).
     project = models.ForeignKey(

@@ -9,12 +9,12 @@ from apps.core.migrations._distribution_keys import (
 class Migration(migrations.Migration):
     """The wiki's tables are keyed by (id, tenant_id), and each relation between them, and to
     a project, is a (tenant_id, …) key (apps/core/db/distribution.py). Migration 0007 dropped
-    the one-column keys, and memory 0031 the memories' key to an article."""
+    the one-column keys, and memory 0032 the memories' key to an article."""
 
     atomic = False
     dependencies = [
         ("knowledge", "0007_distribution_foreign_keys_state"),
-        ("memory", "0031_distribution_foreign_keys_state"),
+        ("memory", "0032_distribution_foreign_keys_state"),
         ("projects", "0002_project_distribution_key"),
     ]
 

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("projects", "0001_initial"),
         ("knowledge", "0007_distribution_foreign_keys_state"),
-        ("memory", "0031_distribution_foreign_keys_state"),
+        ("memory", "0032_distribution_foreign_keys_state"),
     ]
 
     operations = [*primary_key_with_tenant(table="projects_project")]

@@ -9,13 +9,13 @@ from apps.core.migrations._distribution_keys import (
 class Migration(migrations.Migration):
     """The memory app's tables are keyed by (<key>, tenant_id), and each relation from a memory
     (to its project, its successor, the article it graduated into) and from a graduation
-    deferral is a (tenant_id, …) key (apps/core/db/distribution.py). Migration 0031 dropped the
+    deferral is a (tenant_id, …) key (apps/core/db/distribution.py). Migration 0032 dropped the
     one-column keys. The embedding wake, the postings and the usage counts were keyed by the
     tenant already."""
 
     atomic = False
     dependencies = [
-        ("memory", "0031_distribution_foreign_keys_state"),
+        ("memory", "0032_distribution_foreign_keys_state"),
         ("knowledge", "0008_distribution_keys"),
         ("projects", "0002_project_distribution_key"),
     ]

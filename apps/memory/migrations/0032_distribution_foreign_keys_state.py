@@ -3,12 +3,12 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    """Relations between tenant-owned rows stop being one-column foreign keys: migration 0032
+    """Relations between tenant-owned rows stop being one-column foreign keys: migration 0033
     constrains each by (tenant_id, …) instead, which Django cannot declare."""
 
     dependencies = [
         ('knowledge', '0007_distribution_foreign_keys_state'),
-        ('memory', '0030_memory_validity_constraints'),
+        ('memory', '0031_memory_tags_gin_idx'),
         ('projects', '0001_initial'),
     ]
 
