@@ -29,6 +29,7 @@ longest wildcard-free leading part of its prefix condition.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -197,14 +198,33 @@ def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) ->
     return all(want == "*" or got == want for got, want in pairs)
 
 
+def _plan(ops: Iterable[Op]) -> tuple[list[tuple[int, Op]], list[PutOp], list[Result]]:
+    """A batch split as LangGraph's stores run it: its reads (with their positions), then its
+    puts, one per item (the last put of an item, at the place of its first), and a result slot
+    per op (None for a put)."""
+    reads: list[tuple[int, Op]] = []
+    puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+    count = 0
+    for index, op in enumerate(ops):
+        count += 1
+        if isinstance(op, PutOp):
+            puts[(tuple(op.namespace), op.key)] = op
+        else:
+            reads.append((index, op))
+    return reads, list(puts.values()), [None] * count
+
+
 class EngramStore(BaseStore):
     """A LangGraph ``BaseStore`` whose items are the API key's long-term Engram memories.
 
     ``EngramStore()`` reads ``ENGRAM_API_URL`` / ``ENGRAM_API_KEY``; or pass ``client=`` (an
     ``Engram``) and/or ``async_client=`` (an ``AsyncEngram``) — the one not given is made with
     the same URL and key. ``project_id`` writes every item into that project and reads global
-    ∪ that project; ``index_fields`` are the default field paths an item's text is made of;
-    ``search_mode`` is Engram's recall mode for searches with a query (default hybrid).
+    ∪ that project; ``index_fields`` are the default field paths an item's text is made of
+    (``index=``, LangGraph's ``IndexConfig``, gives them as its ``fields``: the stores'
+    common constructor argument; Engram embeds on the server, so its ``dims`` and ``embed``
+    are not used); ``search_mode`` is Engram's recall mode for searches with a query (default
+    hybrid).
     """
 
     __slots__ = (
@@ -227,6 +247,7 @@ class EngramStore(BaseStore):
         async_client: AsyncEngram | None = None,
         project_id: str | uuid.UUID | None = None,
         index_fields: Sequence[str] | None = None,
+        index: Mapping[str, Any] | None = None,
         search_mode: Literal["semantic", "keyword", "hybrid"] | None = None,
         search_pool: int = DEFAULT_SEARCH_POOL,
         text_max_chars: int = DEFAULT_TEXT_MAX_CHARS,
@@ -245,7 +266,8 @@ class EngramStore(BaseStore):
         self._client = client
         self._async_client = async_client
         self.project_id = project_id
-        self.index_fields = list(index_fields) if index_fields else None
+        fields = index_fields or (index or {}).get("fields")
+        self.index_fields = list(fields) if fields else None
         self.search_mode = search_mode
         self.search_pool = search_pool
         self.text_max_chars = text_max_chars
@@ -279,12 +301,32 @@ class EngramStore(BaseStore):
 
     @override
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the operations in order, over HTTP; results in the same order."""
-        return [self._run(self._step(op)) for op in ops]
+        """Run a batch as LangGraph's own stores do; results in the order of ``ops``.
+
+        Every read (get, search, list_namespaces) sees the items as they were before the
+        batch's writes, the writes land after the reads, and of several puts of one item only
+        the last is made.
+        """
+        reads, writes, results = _plan(ops)
+        read_steps = [(index, self._step(op)) for index, op in reads]
+        write_steps = [self._step(op) for op in writes]
+        for index, step in read_steps:
+            results[index] = self._run(step)
+        for step in write_steps:
+            self._run(step)
+        return results
 
     @override
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return [await self._arun(self._step(op)) for op in ops]
+        """``batch``, with the reads sent concurrently and then the writes (one per item)."""
+        reads, writes, results = _plan(ops)
+        read_steps = [(index, self._step(op)) for index, op in reads]
+        write_steps = [self._step(op) for op in writes]
+        answers = await asyncio.gather(*(self._arun(step) for _index, step in read_steps))
+        for (index, _step), answer in zip(read_steps, answers, strict=True):
+            results[index] = answer
+        await asyncio.gather(*(self._arun(step) for step in write_steps))
+        return results
 
     # ------------------------------------------------------------------------- driving
 
@@ -370,8 +412,6 @@ class EngramStore(BaseStore):
         if op.value is not None:
             if not namespace:
                 raise InvalidNamespaceError("Namespace cannot be empty.")
-            if namespace[0] == ROOT_TAG:
-                raise InvalidNamespaceError('Root label for namespace cannot be "langgraph".')
             if len(namespace) > MAX_NAMESPACE_DEPTH:
                 raise InvalidNamespaceError(
                     f"Engram stores namespaces at most {MAX_NAMESPACE_DEPTH} labels deep."
