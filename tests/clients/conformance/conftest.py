@@ -48,7 +48,7 @@ class Pair:
 
 
 @pytest.fixture
-def conformance_key(issue_key, tenant) -> str:
+def conformance_key(issue_key, tenant):
     return issue_key(tenant, "conformance")
 
 
