@@ -82,10 +82,14 @@ def test_list_namespaces_by_prefix_suffix_wildcards_depth_and_page(stores):
     ``test_list_namespaces_pagination``, ``test_list_namespaces_max_depth``,
     ``test_list_namespaces_no_conditions`` and ``test_list_namespaces_empty_store``."""
 
-    def scenario(store) -> dict[str, Any]:
-        seen: dict[str, Any] = {"empty": store.list_namespaces()}
-        for n, namespace in enumerate(NAMESPACES):
-            store.put(namespace, f"id_{n}", {"data": f"value_{n:02d}"})
+    async def scenario(store) -> dict[str, Any]:
+        seen: dict[str, Any] = {"empty": await store.alist_namespaces()}
+        await store.abatch(
+            [
+                PutOp(namespace, f"id_{n}", {"data": f"value_{n:02d}"})
+                for n, namespace in enumerate(NAMESPACES)
+            ]
+        )
         listings = {
             "all": {},
             "prefix": {"prefix": ("a", "b")},
@@ -105,8 +109,8 @@ def test_list_namespaces_by_prefix_suffix_wildcards_depth_and_page(stores):
             "exact": {"prefix": ("users", "123")},
         }
         for name, options in listings.items():
-            seen[name] = store.list_namespaces(**options)
-        seen["both_conditions"] = store.batch(
+            seen[name] = await store.alist_namespaces(**options)
+        seen["both_conditions"] = await store.abatch(
             [
                 ListNamespacesOp(
                     match_conditions=(
@@ -118,7 +122,7 @@ def test_list_namespaces_by_prefix_suffix_wildcards_depth_and_page(stores):
         )
         return seen
 
-    reference, engram = stores.call(scenario)
+    reference, engram = stores.run(scenario)
 
     assert engram == reference
     assert reference["empty"] == []
