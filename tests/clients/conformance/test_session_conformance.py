@@ -73,6 +73,37 @@ def test_items_read_back_as_added_then_clear(sessions):
     assert engram == reference == (RUN_ITEMS, [])
 
 
+def test_an_empty_add_is_a_no_op_and_adds_keep_their_order(sessions):
+    """Modelled on ``test_async_sqlite_session_add_empty_items_list`` and the ordering tests
+    (``…same_timestamp_consistent_order``, ``…pop_item_same_timestamp_returns_latest``) of the
+    SDK's ``tests/extensions/memory/test_async_sqlite_session.py``, with items that have
+    nothing to read as text (a bare reasoning item, a message with no content parts)."""
+    older: Any = {"id": "older", "role": "user", "content": "old"}
+    reasoning: Any = {"id": "rs_bare", "type": "reasoning"}
+    empty_message: Any = {"id": "msg_empty", "type": "message", "role": "assistant", "content": []}
+
+    async def scenario(make):
+        session = make("order")
+        await session.add_items([])
+        seen: list[Any] = [await session.get_items()]
+        await session.add_items([older])
+        await session.add_items([reasoning, empty_message])
+        seen += [await session.get_items(), await session.get_items(limit=2)]
+        seen += [await session.pop_item(), await session.get_items()]
+        return seen
+
+    reference, engram = sessions.run(scenario)
+
+    assert engram == reference
+    assert reference == [
+        [],
+        [older, reasoning, empty_message],
+        [reasoning, empty_message],
+        empty_message,
+        [older, reasoning],
+    ]
+
+
 def test_pop_item_returns_the_latest_until_the_session_is_empty(sessions):
     """Modelled on ``test_sqlite_session_memory_pop_item``."""
 
