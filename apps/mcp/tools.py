@@ -212,6 +212,17 @@ SessionId = Annotated[
     ),
 ]
 Tags = Annotated[list[str] | None, Field(description="Optional short labels (<= 64 chars each).")]
+MemoryFilterArg = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description='Optional: only memories whose tags and metadata match, e.g. {"tags": '
+        '{"$in": ["infra"]}, "metadata": {"kind": "decision", "score": {"$gte": 3}, "due": '
+        '{"$lt": "2025-01-01"}}}. "tags": a tag or $all/$in/$nin/$eq/$ne; "metadata": fields '
+        "as nested objects, each a value to equal or operators $eq/$ne/$in/$nin/$exists and "
+        "$gt/$gte/$lt/$lte (numbers compare as numbers, ISO dates as dates, other strings "
+        'in code-point order); "$and": a list of filters. A bad filter is invalid_filter.'
+    ),
+]
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -331,6 +342,7 @@ def memory_recall(
         bool, Field(description="Also return memories that were superseded.")
     ] = False,
     as_of: AsOf = None,
+    filter: MemoryFilterArg = None,  # noqa: A002 - the API's name for it
 ) -> CallToolResult:
     """Search YOUR private long-term memories by meaning.
 
@@ -342,8 +354,9 @@ def memory_recall(
     another memory Engram could not rank ("contested": check memory.conflicts_with). With
     as_of, you get what held at that time ("where did the user live last spring?").
     meta.fallback=true (score null) means embeddings were unavailable and a text match
-    answered instead. To search your memories AND the shared knowledge base in one call,
-    prefer recall_context.
+    answered instead. With filter, only memories whose tags and metadata match are ranked
+    (all of them can rank, not only the top hits). To search your memories AND the shared
+    knowledge base in one call, prefer recall_context.
     """
     return _call(
         ctx,
@@ -353,6 +366,7 @@ def memory_recall(
             limit=limit,
             include_superseded=include_superseded,
             as_of=as_of,
+            filter=filter,
         ),
     )
 
@@ -383,6 +397,7 @@ def memory_list(
             "every subject's memories in that tenant. Ignored for any other key."
         ),
     ] = False,
+    filter: MemoryFilterArg = None,  # noqa: A002 - the API's name for it
 ) -> CallToolResult:
     """List YOUR long-term memories, newest first, page by page.
 
@@ -401,6 +416,7 @@ def memory_list(
             limit=limit,
             offset=offset,
             as_of=as_of,
+            filter=filter,
         ),
     )
 

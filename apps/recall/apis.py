@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.fields import (
+    CheckedDictField,
     CheckedInputSerializer,
     CheckedListField,
     LimitField,
@@ -22,7 +23,7 @@ from apps.core.api.fields import (
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
 from apps.knowledge.selectors import validate_knowledge_query, validate_session_id
 from apps.knowledge.services import parse_article_ids
-from apps.memory.selectors import VALIDITIES
+from apps.memory.selectors import FILTER_HELP, VALIDITIES, memory_filter_parse
 from apps.recall.selectors import recall_context
 from apps.recall.services import parse_recall_id, recall_context_record, recall_referenced
 from apps.tenancy.api_base import ReadByMeaningApi, TenantApi, idempotent
@@ -45,6 +46,12 @@ class RecallInputSerializer(CheckedInputSerializer):
         required=False,
         help_text="ISO 8601: the memory half recalls the memories that held at this time "
         "(valid time); knowledge is searched as it is now.",
+    )
+    memory_filter = CheckedDictField(
+        check=memory_filter_parse,
+        required=False,
+        allow_null=True,
+        help_text=f"Narrows the memory half only; knowledge is not filtered. {FILTER_HELP}",
     )
 
 
@@ -161,6 +168,7 @@ class RecallApi(ReadByMeaningApi):
             limit=args["limit"],
             session_id=args.get("session_id"),
             as_of=args.get("as_of"),
+            memory_filter=args.get("memory_filter"),
         )
         recall_context_record(scope=self.scope, merged=merged)
         return Response(

@@ -29,7 +29,7 @@ from apps.knowledge.selectors import (
     validate_session_id,
 )
 from apps.knowledge.viewer import Viewer
-from apps.memory.selectors import RecallResult, memory_recall, timestamp_text
+from apps.memory.selectors import MemoryFilter, RecallResult, memory_recall, timestamp_text
 from apps.tenancy.scope import RequestScope
 
 logger = logging.getLogger(__name__)
@@ -111,6 +111,7 @@ def _memory_half(
     project_id: uuid.UUID | None,
     limit: int,
     as_of: datetime | None,
+    memory_filter: MemoryFilter | None,
 ) -> tuple[RecallResult | None, str | None]:
     try:
         result = memory_recall(
@@ -120,6 +121,7 @@ def _memory_half(
             project_id=project_id,
             limit=limit,
             as_of=as_of,
+            narrowing=memory_filter,
         )
     except ApplicationError:
         raise
@@ -171,11 +173,13 @@ def recall_context(
     session_id: object = None,
     diversity: DiversityOptions | None = None,
     as_of: datetime | None = None,
+    memory_filter: MemoryFilter | None = None,
 ) -> MergedRecall:
     """Memory ∪ knowledge for ``query``, merged and ledgered (see the module docstring).
 
     ``as_of`` reads the memory half at that valid time (:func:`memory_recall`); knowledge
-    articles have no valid time and are searched as they are now.
+    articles have no valid time and are searched as they are now. ``memory_filter`` narrows
+    the memory half (tags and metadata, inside its scope); knowledge is not filtered.
 
     Validation happens before anything is embedded: ``invalid_query``, ``query_too_long``,
     ``invalid_session_id`` (non-string or over 200 bytes).
@@ -185,7 +189,9 @@ def recall_context(
     limit = max(1, min(int(limit or settings.RECALL_DEFAULT_LIMIT), settings.RECALL_MAX_LIMIT))
     recall_id = uuid.uuid4()
 
-    memory_result, memory_degraded = _memory_half(scope, text, project_id, limit, as_of)
+    memory_result, memory_degraded = _memory_half(
+        scope, text, project_id, limit, as_of, memory_filter
+    )
     knowledge_result, knowledge_degraded = _knowledge_half(
         scope, text, project_id, limit, session, recall_id, diversity
     )

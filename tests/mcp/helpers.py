@@ -25,7 +25,7 @@ TOOL_PARAMETERS = {
         "role",
         "ttl_seconds",
     },
-    "memory_recall": {"query", "project_id", "limit", "include_superseded", "as_of"},
+    "memory_recall": {"query", "project_id", "limit", "include_superseded", "as_of", "filter"},
     "memory_list": {
         "project_id",
         "source",
@@ -34,6 +34,7 @@ TOOL_PARAMETERS = {
         "offset",
         "all_subjects",
         "as_of",
+        "filter",
     },
     "memory_forget": {"memory_id"},
     "memory_promote": {"session_id"},

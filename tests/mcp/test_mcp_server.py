@@ -328,3 +328,18 @@ def test_a_malformed_as_of_is_the_apis_validation_error(mcp_agent):
     assert mcp_agent.fails("memory_recall", query="anything", as_of="last spring").startswith(
         "validation_error: as_of: "
     )
+
+
+def test_recall_and_list_take_a_tag_and_metadata_filter(mcp_agent):
+    _remember(mcp_agent, "deploy on friday", tags=["ops"], metadata={"due": "2024-05-03"})
+    _remember(mcp_agent, "deploy the docs", tags=["docs"], metadata={"due": "2024-07-01"})
+    early = {"tags": "ops", "metadata": {"due": {"$lt": "2024-06-01"}}}
+
+    recalled = mcp_agent.ok("memory_recall", query="deploy", filter=early)
+    listed = mcp_agent.ok("memory_list", filter={"tags": {"$in": ["docs"]}})
+    refused = mcp_agent.call("memory_recall", query="deploy", filter={"tags": {"$gt": "a"}})
+
+    assert [hit["memory"]["text"] for hit in recalled["data"]] == ["deploy on friday"]
+    assert [row["text"] for row in listed["data"]] == ["deploy the docs"]
+    assert refused.is_error is True
+    assert text_of(refused).startswith("invalid_filter: ")

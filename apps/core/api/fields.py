@@ -216,6 +216,11 @@ class CheckedChoiceField(_CheckedFieldMixin, serializers.ChoiceField):
     """A choice checked by the app's validator (see :class:`_CheckedFieldMixin`)."""
 
 
+class CheckedDictField(_CheckedFieldMixin, serializers.DictField):
+    """A JSON object checked, shape and bounds, by the app's validator (see
+    :class:`_CheckedFieldMixin`)."""
+
+
 class CheckedListField(_CheckedFieldMixin, serializers.ListField):
     """A list checked, items and bounds, by the app's validator (see
     :class:`_CheckedFieldMixin`)."""

@@ -12,6 +12,8 @@ from rest_framework.response import Response
 from typing_extensions import override
 
 from apps.core.api.fields import (
+    CheckedCharField,
+    CheckedInputSerializer,
     InputSerializer,
     LimitField,
     MetadataField,
@@ -27,10 +29,16 @@ from apps.memory.apis.common import (
     SessionTurnOutputSerializer,
 )
 from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
-from apps.memory.selectors import memory_list, memory_list_all_subjects
+from apps.memory.selectors import (
+    FILTER_HELP,
+    memory_filter_parse_text,
+    memory_list,
+    memory_list_all_subjects,
+)
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,
+    memory_embed_now,
     memory_supersede,
     memory_write_batch,
 )
@@ -103,6 +111,13 @@ class MemoryWriteInputSerializer(InputSerializer):
     project_id = ProjectIdField()
     confidence = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
     supersedes = serializers.UUIDField(required=False, allow_null=True)
+    embed_now = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Embed the memory before the write answers (one embedding call), so semantic "
+        "recall finds it at once, not only keyword recall. If the provider is unavailable the "
+        "write still succeeds and the memory stays `pending`.",
+    )
     valid_from = TimestampField(
         required=False,
         help_text="ISO 8601: when the fact became true, if not when it happened (`occurred_at`, "
@@ -188,7 +203,7 @@ class MemoryBatchInputSerializer(InputSerializer):
         return items
 
 
-class MemoryListFilterSerializer(InputSerializer):
+class MemoryListFilterSerializer(CheckedInputSerializer):
     project_id = serializers.UUIDField(required=False)
     source = serializers.ChoiceField(  # type: ignore[assignment] # shadows Field.source
         choices=MemorySource.values, required=False
@@ -198,6 +213,12 @@ class MemoryListFilterSerializer(InputSerializer):
         required=False,
         max_length=50,
         help_text="Only memories carrying every one of these tags (repeat the parameter).",
+    )
+    # JSON text, parsed and checked by the selector's own parser (422 `invalid_filter`).
+    filter = CheckedCharField(
+        check=memory_filter_parse_text,
+        required=False,
+        help_text=f"A JSON object (URL-encoded). {FILTER_HELP}",
     )
     include_superseded = serializers.BooleanField(required=False, default=False)
     as_of = TimestampField(
@@ -248,6 +269,14 @@ def _write_items(scope: RequestScope, items: list[dict[str, Any]]) -> list[dict[
     memories, rows = memory_write_batch(
         tenant=scope.tenant, subject_id=scope.subject_id, memories=long_term, turns=turns
     )
+    long_term_items = [item for item in items if item["tier"] == "long_term"]
+    embed_now = [
+        memory
+        for memory, item in zip(memories, long_term_items, strict=True)
+        if item.get("embed_now")
+    ]
+    if embed_now:
+        memory_embed_now(memories=embed_now)
     memory_iter = iter(render_many(MemoryOutputSerializer, memories))
     turn_iter = iter(render_many(SessionTurnOutputSerializer, rows))
     rendered: list[dict[str, Any]] = []
@@ -294,6 +323,8 @@ class MemoryListApi(TenantApi):
                 memory_id=item["supersedes"],
                 draft=_long_term_draft(item),
             )
+            if item["embed_now"]:
+                memory_embed_now(memories=[memory])
             data = {"tier": "long_term", **MemoryOutputSerializer(memory).data}
         elif item["tier"] == "session":
             data = session_turn_write(self.scope, item)
@@ -310,6 +341,9 @@ class MemoryListApi(TenantApi):
     def get(self, request: Request) -> Response:
         """List the caller's long-term memories, newest first.
 
+        `tags` keeps memories carrying every one of them; `filter` (JSON) narrows by tags and
+        metadata as recall's does (docs/recall.md, "Filters").
+
         `all_subjects=true` lists every subject of the tenant, for a superadmin impersonating
         it (`X-Impersonate-Tenant`); for any other key the flag is ignored.
         """
@@ -317,6 +351,7 @@ class MemoryListApi(TenantApi):
         filters.is_valid(raise_exception=True)
         args = dict(filters.validated_data)
         all_subjects = args.pop("all_subjects")
+        args["narrowing"] = args.pop("filter", None)
         if all_subjects and self.scope.is_superadmin:
             page = memory_list_all_subjects(tenant=self.scope.tenant, **args)
         else:

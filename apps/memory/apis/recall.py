@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.api.fields import (
+    CheckedDictField,
     CheckedInputSerializer,
     LimitField,
     ProjectIdField,
@@ -21,9 +22,11 @@ from apps.core.api.serializers import COMMON_ERRORS, render_many
 from apps.memory.apis.common import MemoryOutputSerializer
 from apps.memory.selectors import (
     EMBEDDING_STATUSES,
+    FILTER_HELP,
     RECALL_MODES,
     RECALL_SELECTION_REASONS,
     VALIDITIES,
+    memory_filter_parse,
     memory_recall,
     validate_recall_query,
 )
@@ -46,6 +49,10 @@ class MemoryRecallInputSerializer(CheckedInputSerializer):
         required=False,
         help_text="ISO 8601: recall the memories that held at this time (valid time), "
         "superseded since or not, ranked as usual. `include_superseded` does not apply.",
+    )
+    # Checked by the selector's own parser (422 `invalid_filter`), shared with list and MCP.
+    filter = CheckedDictField(
+        check=memory_filter_parse, required=False, allow_null=True, help_text=FILTER_HELP
     )
 
 
@@ -144,8 +151,12 @@ class MemoryRecallApi(ReadByMeaningApi):
         ranking picked it (semantic | keyword | keyword+semantic | keyword_fallback |
         ilike_fallback | keyword_pending).
 
+        `filter` narrows by tags and metadata inside the scope every mode ranks, so every
+        memory it keeps can rank (docs/recall.md, "Filters").
+
         Read-your-writes: a memory is found by keyword (and hybrid) recall as soon as its
-        write returns, before its embedding lands; such a hit says `embedding_status:
+        write returns, before its embedding lands (with `embed_now` on the write, semantic
+        recall finds it at once too); such a hit says `embedding_status:
         pending` (and `keyword_pending` outside a fallback), and `meta.pending_searched`
         counts the pending rows that were searched.
         """
@@ -161,6 +172,7 @@ class MemoryRecallApi(ReadByMeaningApi):
             include_superseded=args["include_superseded"],
             mode=args.get("mode"),
             as_of=args.get("as_of"),
+            narrowing=args.get("filter"),
         )
         memory_recall_record(result=result)
         memories = render_many(MemoryOutputSerializer, [hit.memory for hit in result.results])

@@ -1,6 +1,13 @@
 """Reads on agent memory. Import from the submodules; this package re-exports the public API."""
 
 from apps.memory.selectors.changes import memory_change_candidates, memory_texts
+from apps.memory.selectors.filters import (
+    FILTER_HELP,
+    InvalidFilter,
+    MemoryFilter,
+    memory_filter_parse,
+    memory_filter_parse_text,
+)
 from apps.memory.selectors.listing import (
     memory_list,
     memory_list_all_subjects,
@@ -33,6 +40,9 @@ from apps.memory.selectors.scope_usage import (
 __all__ = [
     "ADMISSION_SQL",
     "EMBEDDING_STATUSES",
+    "FILTER_HELP",
+    "InvalidFilter",
+    "MemoryFilter",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
     "VALIDITIES",
@@ -43,6 +53,8 @@ __all__ = [
     "fuse",
     "keyword_ranking",
     "memory_change_candidates",
+    "memory_filter_parse",
+    "memory_filter_parse_text",
     "memory_list",
     "memory_list_all_subjects",
     "memory_live_count",

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from apps.core.db.pagination import Page, paginate
 from apps.memory.models import Memory, SessionMemory
+from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.validity import in_time
 from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
@@ -28,6 +29,7 @@ def _filtered(
     include_superseded: bool,
     tags: Sequence[str] | None,
     as_of: datetime | None,
+    narrowing: MemoryFilter | None,
 ) -> QuerySet[Memory]:
     if project_id is not None:
         queryset = queryset.filter(project_partition(project_id=project_id))
@@ -35,6 +37,8 @@ def _filtered(
         queryset = queryset.filter(source=source)
     if tags:
         queryset = queryset.filter(tags__contains=list(tags))
+    if narrowing is not None:
+        queryset = queryset.filter(narrowing.q)
     queryset = queryset.filter(in_time(include_superseded=include_superseded, as_of=as_of))
     return queryset.defer(*LIST_DEFERRED_FIELDS).order_by("-created_at", "-id")
 
@@ -50,13 +54,15 @@ def memory_list(
     limit: int = 50,
     offset: int = 0,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> Page[Memory]:
     """The subject's long-term memories, newest first.
 
     Without ``project_id`` every partition is listed (a review of everything the subject
     holds); with it, global ∪ that project, as recall reads. ``tags``: only memories
     carrying all of them. ``as_of``: the memories whose fact held then (superseded since or
-    not) instead of the live ones.
+    not) instead of the live ones. ``narrowing``: only those a tag and metadata filter keeps
+    (:func:`~apps.memory.selectors.filters.memory_filter_parse`).
     """
     queryset = _filtered(
         Memory.objects.filter(tenant=tenant, subject_id=subject_id),
@@ -65,6 +71,7 @@ def memory_list(
         include_superseded=include_superseded,
         tags=tags,
         as_of=as_of,
+        narrowing=narrowing,
     )
     return paginate(queryset, limit=limit, offset=offset)
 
@@ -79,6 +86,7 @@ def memory_list_all_subjects(
     limit: int = 50,
     offset: int = 0,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> Page[Memory]:
     """Operator oversight: every subject's memories in one tenant."""
     queryset = _filtered(
@@ -88,6 +96,7 @@ def memory_list_all_subjects(
         include_superseded=include_superseded,
         tags=tags,
         as_of=as_of,
+        narrowing=narrowing,
     )
     return paginate(queryset, limit=limit, offset=offset)
 

@@ -4,6 +4,7 @@ from apps.memory.services.batch import memory_write_batch
 from apps.memory.services.embedding import (
     memory_backfill_embeddings,
     memory_drain_embeddings,
+    memory_embed_now,
     memory_embed_pending,
     memory_wake_embeddings,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "memory_backfill_embeddings",
     "memory_create_many",
     "memory_drain_embeddings",
+    "memory_embed_now",
     "memory_embed_pending",
     "memory_erase",
     "memory_erasure_lock",

@@ -245,6 +245,23 @@ def memory_embed_pending(*, memory_ids: Sequence[str]) -> EmbeddingRun:
     return run
 
 
+def memory_embed_now(*, memories: Sequence[Memory]) -> EmbeddingRun:
+    """Embed memories that were just written, before their write answers (``embed_now``), so
+    semantic recall finds them at once, as keyword recall already does. The instances are
+    updated in place (``embedded_at``), so the write's answer says ``ready``. A provider that
+    is unavailable leaves them ``pending`` for the drain to retry: the write itself stands."""
+    run = memory_embed_pending(memory_ids=[str(memory.pk) for memory in memories])
+    if run.embedded:
+        embedded = dict(
+            Memory.objects.using(PRIMARY)
+            .filter(pk__in=[memory.pk for memory in memories], embedded_at__isnull=False)
+            .values_list("pk", "embedded_at")
+        )
+        for memory in memories:
+            memory.embedded_at = embedded.get(memory.pk, memory.embedded_at)
+    return run
+
+
 def memory_backfill_embeddings(*, max_rows: int = BACKFILL_MAX_ROWS_PER_RUN) -> EmbeddingRun:
     """Embed rows no drain reached (a lost wake, a snooze that spent its retries, rows past
     ``MEMORY_EMBEDDING_MAX_FAILURES``), fair across tenants: each tenant with pending rows gets

@@ -32,6 +32,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
+from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
@@ -105,6 +106,7 @@ def memory_recall(
     query_embedding: list[float] | None = None,
     mode: str | None = None,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> RecallResult:
     """The subject's top-``limit`` memories for ``query`` (spec envelope ``{results, meta}``).
 
@@ -113,6 +115,10 @@ def memory_recall(
     scope every statement runs, so the top-``limit`` is taken among them. Without it, the live
     memories (every version with ``include_superseded``), what still holds first
     (:func:`~apps.memory.selectors.recall.results.prefer_current`).
+
+    ``narrowing``: a tag and metadata filter (:func:`~apps.memory.selectors.filters.
+    memory_filter_parse`), part of the same guarded scope in every mode and on the fallback
+    path, so the top-``limit`` is taken among the rows it keeps.
 
     ``mode`` is ``semantic`` | ``keyword`` | ``hybrid`` (default ``MEMORY_RECALL_DEFAULT_MODE``).
     ``query_embedding`` lets a caller that already embedded the query reuse it; otherwise the
@@ -133,6 +139,7 @@ def memory_recall(
         limit=limit,
         mode=mode,
         as_of=as_of,
+        narrowing=narrowing,
     )
     vector: Future[list[float]] | None = None
     result: RecallResult | None = None
@@ -162,6 +169,7 @@ def memory_recall(
                     limit=limit,
                     include_superseded=include_superseded,
                     as_of=as_of,
+                    narrowing=narrowing,
                 )
             elif mode == MODE_KEYWORD:
                 result = keyword_recall(
@@ -172,6 +180,7 @@ def memory_recall(
                     limit=limit,
                     include_superseded=include_superseded,
                     as_of=as_of,
+                    narrowing=narrowing,
                 )
             else:
                 assert vector is not None  # noqa: S101 - every mode but keyword has one
@@ -184,6 +193,7 @@ def memory_recall(
                     limit=limit,
                     include_superseded=include_superseded,
                     as_of=as_of,
+                    narrowing=narrowing,
                 )
         result.meta["mode"] = mode
     except EmbeddingsUnavailable as exc:

@@ -19,6 +19,7 @@ from django.db.models.functions import Coalesce
 from apps.core.db.routers import PRIMARY
 from apps.core.repos import require_scope
 from apps.memory.models import Memory
+from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
 from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking
 from apps.memory.selectors.recall.results import (
@@ -47,13 +48,19 @@ def _terms(query: str) -> list[str]:
 
 
 def _fallback_scope(
-    *, tenant: Tenant, subject_id: str, project_id: uuid.UUID | None, as_of: datetime | None
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    project_id: uuid.UUID | None,
+    as_of: datetime | None,
+    narrowing: MemoryFilter | None,
 ) -> Any:
-    """The subject's live rows (or those valid at ``as_of``), embedded or not, on the OLTP
-    repo, through the scope guard."""
+    """The subject's live rows (or those valid at ``as_of``) that pass ``narrowing``,
+    embedded or not, on the OLTP repo, through the scope guard."""
     queryset = Memory.objects.using(PRIMARY).filter(
         project_partition(project_id=project_id),
         in_time(include_superseded=False, as_of=as_of),
+        narrowing.q if narrowing is not None else Q(),
         tenant_id=tenant.pk,
         subject_id=subject_id,
     )
@@ -70,12 +77,17 @@ def fallback_recall(
     reason: str,
     mode: str,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> RecallResult:
     """No vectors (or no heavy-read capacity): keyword ranking in the same scope, on the OLTP
     repo (spec "Graceful degradation"), topped up with a recent-first substring match for
     what word matching misses (``catalog`` in ``catalogue``, a query of stop words only)."""
     scoped = _fallback_scope(
-        tenant=tenant, subject_id=subject_id, project_id=project_id, as_of=as_of
+        tenant=tenant,
+        subject_id=subject_id,
+        project_id=project_id,
+        as_of=as_of,
+        narrowing=narrowing,
     )
     scope = compile_scope(scoped)
     keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)

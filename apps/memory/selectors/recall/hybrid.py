@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.core.vectors import VectorParam
+from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.recall.keyword import (
     Keywords,
     keyword_ranked_ids,
@@ -143,6 +144,7 @@ def hybrid_recall(
     limit: int,
     include_superseded: bool,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> RecallResult:
     """Both legs over one guarded scope, with the query's vector possibly still being
     embedded. Waiting for the vector can raise ``EmbeddingsUnavailable``."""
@@ -154,6 +156,7 @@ def hybrid_recall(
         project_id=project_id,
         include_superseded=include_superseded,
         as_of=as_of,
+        narrowing=narrowing,
     )
     keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
     # The keyword leg needs no vector: it runs while the query is being embedded. Then the
@@ -170,6 +173,7 @@ def hybrid_recall(
         limit=fetch,
         include_superseded=include_superseded,
         as_of=as_of,
+        narrowing=narrowing,
     )
     for key in ("ann_iterative_scan", "ann_iterative_scan_reason"):
         if key in leg.meta:

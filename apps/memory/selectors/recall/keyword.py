@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
+from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.recall.results import (
     REASON_KEYWORD,
     REASON_KEYWORD_PENDING,
@@ -194,6 +195,7 @@ def keyword_scopes(
     project_id: uuid.UUID | None,
     include_superseded: bool,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> KeywordScopes:
     any_row, embedded, pending = (
         recall_scope(
@@ -203,6 +205,7 @@ def keyword_scopes(
             include_superseded=include_superseded,
             rows=rows,
             as_of=as_of,
+            narrowing=narrowing,
         )
         for rows in (ROWS_ANY, ROWS_EMBEDDED, ROWS_PENDING)
     )
@@ -218,6 +221,7 @@ def keyword_recall(
     limit: int,
     include_superseded: bool,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> RecallResult:
     """``keyword`` mode: the subject's top-``limit`` rows by BM25, embedded or not."""
     started = time.perf_counter()
@@ -227,6 +231,7 @@ def keyword_recall(
         project_id=project_id,
         include_superseded=include_superseded,
         as_of=as_of,
+        narrowing=narrowing,
     )
     keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
     pending = count_rows(scopes.pending)

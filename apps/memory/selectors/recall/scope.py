@@ -31,6 +31,7 @@ from apps.core.db.cursors import server_bound_cursor
 from apps.core.repos import ScopeViolation, heavy_read_memories
 from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
+from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
 from apps.memory.selectors.validity import in_time
 from apps.projects.scoping import project_partition
@@ -158,11 +159,13 @@ def recall_scope(
     include_superseded: bool,
     rows: str = ROWS_EMBEDDED,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> CompiledScope:
     """The compiled, guarded scope for one recall: the shape's template with the caller's
     tenant, subject, project and ``as_of`` bound where the template's placeholders were. The
     time filter is part of the WHERE every statement runs, so a ranking's top-k is taken among
-    the rows valid then, never cut first and filtered after."""
+    the rows valid then, never cut first and filtered after; so is ``narrowing`` (a tag and
+    metadata filter), ANDed to the template's clause."""
     template = _template(
         with_project=project_id is not None,
         include_superseded=include_superseded and as_of is None,
@@ -175,7 +178,20 @@ def recall_scope(
         for slot, constant in zip(template.slots, template.scope.params, strict=True)
     )
     scope = template.scope
-    return CompiledScope(where=scope.where, params=params, using=scope.using, table=scope.table)
+    where = scope.where
+    if narrowing is not None:
+        extra, extra_params = _narrowing_clause(narrowing, scope.using)
+        where, params = f"{where} AND {extra}", (*params, *extra_params)
+    return CompiledScope(where=where, params=params, using=scope.using, table=scope.table)
+
+
+def _narrowing_clause(narrowing: MemoryFilter, using: str) -> tuple[str, tuple[Any, ...]]:
+    """A filter's WHERE over the memory table alone (compiled per recall: filters vary too
+    much to template, and one is small). Parenthesised, so it ANDs as one term."""
+    compiled = compile_scope(Memory.objects.using(using).filter(narrowing.q))
+    if compiled is None:  # Django proved the filter matches nothing
+        return "(false)", ()
+    return f"({compiled.where})", compiled.params
 
 
 def count_rows(scope: CompiledScope) -> int:

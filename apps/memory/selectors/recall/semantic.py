@@ -31,6 +31,7 @@ from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.iterative_scan import OFF, iterative_scan
 from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
+from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.recall.results import (
     STRATEGY_ANN,
     STRATEGY_ANN_EXACT,
@@ -185,6 +186,7 @@ def _vector_ranking(
     include_superseded: bool,
     rows: bool,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> VectorRanking:
     scope = recall_scope(
         tenant_id=tenant.pk,
@@ -192,6 +194,7 @@ def _vector_ranking(
         project_id=project_id,
         include_superseded=include_superseded,
         as_of=as_of,
+        narrowing=narrowing,
     )
     # Packed once per recall and shared by every statement (this sits on the hot path).
     query_vector = VectorParam(vector)
@@ -229,6 +232,7 @@ def semantic_ranking(
     limit: int,
     include_superseded: bool,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> VectorRanking:
     """The vector leg of ``hybrid``: the nearest ``limit`` ids and distances, no rows (only
     the fused winners' rows are read, by :func:`apps.memory.selectors.recall.scope.fetch_rows`)."""
@@ -241,6 +245,7 @@ def semantic_ranking(
         include_superseded=include_superseded,
         rows=False,
         as_of=as_of,
+        narrowing=narrowing,
     )
 
 
@@ -253,6 +258,7 @@ def semantic_recall(
     limit: int,
     include_superseded: bool,
     as_of: datetime | None = None,
+    narrowing: MemoryFilter | None = None,
 ) -> RecallResult:
     """The subject's ``limit`` nearest memories to ``vector`` (``mode=semantic``)."""
     started = time.perf_counter()
@@ -265,6 +271,7 @@ def semantic_recall(
         include_superseded=include_superseded,
         rows=True,
         as_of=as_of,
+        narrowing=narrowing,
     )
     results = [
         RecallHit(memory=memory, score=1.0 - distance, similarity=1.0 - distance)

@@ -7,6 +7,7 @@ Each API operation is a function returning a :class:`Call` (method, path, body, 
 
 from __future__ import annotations
 
+import json as _json
 import os
 import random
 import uuid
@@ -182,6 +183,10 @@ def _segment(value: object) -> str:
 #: A time the server reads: a datetime (naive means UTC) or an ISO 8601 string.
 When = datetime | str
 
+#: A tag and metadata filter for recall and list (docs/recall.md, "Filters"), e.g.
+#: ``{"tags": "infra", "metadata": {"kind": "task", "score": {"$gte": 3}}}``.
+Filter = Mapping[str, Any]
+
 
 def _when(value: When | None) -> str | None:
     if value is None or isinstance(value, str):
@@ -221,6 +226,8 @@ class NewMemory(BaseModel):
     occurred_at: datetime | None = None
     #: When the fact became true (default: ``occurred_at``).
     valid_from: datetime | None = None
+    #: Embed it before the write answers, so semantic recall finds it at once.
+    embed_now: bool | None = None
 
     def item(self) -> dict[str, Any]:
         return {"tier": "long_term", **self.model_dump(mode="json", exclude_none=True)}
@@ -276,6 +283,7 @@ def remember(
     supersedes: str | uuid.UUID | None,
     occurred_at: When | None = None,
     valid_from: When | None = None,
+    embed_now: bool = False,
 ) -> Call[Memory]:
     body = _body(
         text=text,
@@ -287,6 +295,7 @@ def remember(
         supersedes=supersedes,
         occurred_at=_when(occurred_at),
         valid_from=_when(valid_from),
+        embed_now=embed_now or None,
     )
     return _write("POST", "/api/v1/memory", _data(Memory), body)
 
@@ -361,6 +370,7 @@ def recall(
     include_superseded: bool,
     mode: str | None,
     as_of: When | None = None,
+    filter: Filter | None = None,
 ) -> Call[MemoryRecall]:
     body = _body(
         query=query,
@@ -369,6 +379,7 @@ def recall(
         include_superseded=include_superseded,
         mode=mode,
         as_of=_when(as_of),
+        filter=None if filter is None else dict(filter),
     )
     return Call("POST", "/api/v1/memory/recall", _whole(MemoryRecall), json=body)
 
@@ -383,6 +394,7 @@ def list_memories(
     include_superseded: bool,
     all_subjects: bool,
     as_of: When | None = None,
+    filter: Filter | None = None,
 ) -> Call[MemoryPage]:
     params = {
         "limit": limit,
@@ -393,6 +405,7 @@ def list_memories(
         "include_superseded": include_superseded,
         "all_subjects": all_subjects or None,
         "as_of": _when(as_of),
+        "filter": None if not filter else _json.dumps(dict(filter), separators=(",", ":")),
     }
     return Call("GET", "/api/v1/memory", _whole(MemoryPage), params=params)
 
@@ -419,6 +432,7 @@ def recall_context(
     project_id: str | uuid.UUID | None,
     session_id: str | None,
     as_of: When | None = None,
+    memory_filter: Filter | None = None,
 ) -> Call[MergedRecall]:
     body = _body(
         query=query,
@@ -426,6 +440,7 @@ def recall_context(
         project_id=project_id,
         session_id=session_id,
         as_of=_when(as_of),
+        memory_filter=None if memory_filter is None else dict(memory_filter),
     )
     return Call("POST", "/api/v1/recall", _whole(MergedRecall), json=body)
 

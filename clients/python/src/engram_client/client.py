@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 
 from engram_client import _core
-from engram_client._core import ClientOptions, NewMemory, NewTurn, When
+from engram_client._core import ClientOptions, Filter, NewMemory, NewTurn, When
 from engram_client.errors import NotFoundError
 from engram_client.models import (
     ArticleProposal,
@@ -156,12 +156,14 @@ class Engram:
         supersedes: str | uuid.UUID | None = None,
         occurred_at: When | None = None,
         valid_from: When | None = None,
+        embed_now: bool = False,
     ) -> Memory:
         """Write one long-term memory (embedded in the background; keyword-findable at once).
 
         ``supersedes`` names one of your live memories this one replaces. ``occurred_at``: when
         it happened (default: now); ``valid_from``: when the fact became true (default:
-        ``occurred_at``); a datetime (naive means UTC) or an ISO 8601 string.
+        ``occurred_at``); a datetime (naive means UTC) or an ISO 8601 string. ``embed_now``
+        embeds it before the write answers, so semantic recall finds it at once too.
         """
         return self._send(
             _core.remember(
@@ -174,6 +176,7 @@ class Engram:
                 supersedes=supersedes,
                 occurred_at=occurred_at,
                 valid_from=valid_from,
+                embed_now=embed_now,
             )
         )
 
@@ -192,11 +195,14 @@ class Engram:
         include_superseded: bool = False,
         mode: Literal["semantic", "keyword", "hybrid"] | None = None,
         as_of: When | None = None,
+        filter: Filter | None = None,
     ) -> MemoryRecall:
         """Your memories for ``query``, best first (``.hits``: each ``.memory`` and ``.score``).
 
         ``as_of``: the memories that held at that time (valid time), superseded since or not.
-        Each hit says whether it still holds (``.validity``).
+        Each hit says whether it still holds (``.validity``). ``filter`` narrows by tags and
+        metadata before ranking (``{"tags": "infra", "metadata": {"score": {"$gte": 3}}}``;
+        docs/recall.md, "Filters").
         """
         return self._send(
             _core.recall(
@@ -206,6 +212,7 @@ class Engram:
                 include_superseded=include_superseded,
                 mode=mode,
                 as_of=as_of,
+                filter=filter,
             )
         )
 
@@ -220,11 +227,13 @@ class Engram:
         include_superseded: bool = False,
         all_subjects: bool = False,
         as_of: When | None = None,
+        filter: Filter | None = None,
     ) -> MemoryPage:
         """One page of your memories, newest first (server default 50 a page; at most 200).
 
-        ``tags`` keeps memories carrying all of them; ``all_subjects`` lists every subject
-        of the tenant, for a superadmin key; ``as_of`` lists those that held at that time.
+        ``tags`` keeps memories carrying all of them; ``filter`` narrows as ``recall``'s
+        does; ``all_subjects`` lists every subject of the tenant, for a superadmin key;
+        ``as_of`` lists those that held at that time.
         """
         return self._send(
             _core.list_memories(
@@ -236,6 +245,7 @@ class Engram:
                 include_superseded=include_superseded,
                 all_subjects=all_subjects,
                 as_of=as_of,
+                filter=filter,
             )
         )
 
@@ -249,6 +259,7 @@ class Engram:
         all_subjects: bool = False,
         page_size: int = _core.MEMORY_PAGE_MAX,
         as_of: When | None = None,
+        filter: Filter | None = None,
     ) -> Iterator[Memory]:
         """Every memory ``list_memories`` would page through, fetched page by page."""
         offset = 0
@@ -262,6 +273,7 @@ class Engram:
                 include_superseded=include_superseded,
                 all_subjects=all_subjects,
                 as_of=as_of,
+                filter=filter,
             )
             yield from page.data
             offset += len(page.data)
@@ -350,13 +362,21 @@ class Engram:
         project_id: str | uuid.UUID | None = None,
         session_id: str | None = None,
         as_of: When | None = None,
+        memory_filter: Filter | None = None,
     ) -> MergedRecall:
         """Memory ∪ knowledge for ``query`` in one ranked list; keep ``meta.recall_id``.
 
-        ``as_of`` recalls the memories that held at that time (knowledge as it is now)."""
+        ``as_of`` recalls the memories that held at that time (knowledge as it is now);
+        ``memory_filter`` narrows the memory half by tags and metadata (as ``recall``'s
+        ``filter``)."""
         return self._send(
             _core.recall_context(
-                query, limit=limit, project_id=project_id, session_id=session_id, as_of=as_of
+                query,
+                limit=limit,
+                project_id=project_id,
+                session_id=session_id,
+                as_of=as_of,
+                memory_filter=memory_filter,
             )
         )
 

@@ -6,12 +6,16 @@ Every item is one long-term memory of the API key's subject, so whatever a graph
 also what ``recall`` and merged recall find for that agent. The mapping (docs/client.md):
 
 * **value** → ``metadata["langgraph"]["value"]`` (a JSON object; with the namespace, key and
-  first write time it must fit Engram's metadata cap, 16 KiB serialized).
+  first write time it must fit the server's metadata cap, ``ENGRAM_METADATA_MAX_BYTES``,
+  16 KiB serialized by default: a larger value is ``metadata_too_large``).
 * **text** (what Engram embeds and keyword-indexes) → the fields named by the put's ``index``
-  (LangGraph field paths, e.g. ``["text", "tags[*]"]``) or else the store's ``index_fields``;
-  without either, the value's ``text``, ``content`` or ``memory`` string, or the value as
-  compact JSON. Cut at ``text_max_chars``. Engram embeds every memory, so ``index=False``
-  stores the same text.
+  (LangGraph field paths, e.g. ``["text", "tags[*]"]``) or else the store's index fields
+  (``index={"fields": …}`` or ``index_fields``); without either, the value's ``text``,
+  ``content`` or ``memory`` string, or the value as compact JSON. Cut at ``text_max_chars``.
+  A put embeds its item before it returns (``embed_now``), so a query search finds it at
+  once, as ``InMemoryStore`` would. ``index=False``: the item is written without waiting for
+  its embedding and tagged ``lg-noindex``; a query search never ranks it, and lists it only
+  after the ranked items when they are fewer than the limit, as ``InMemoryStore`` does.
 * **namespace** → tags: ``langgraph`` on every item, and ``lg:<label>.<label>…`` for each
   prefix of the namespace (labels cannot contain ``.``); a prefix longer than Engram's 64
   characters per tag becomes ``lg#<sha256>``. Namespaces are at most 47 labels deep.
@@ -19,12 +23,14 @@ also what ``recall`` and merged recall find for that agent. The mapping (docs/cl
   put on an existing key supersedes the memory (the old version stays in Engram's history and
   out of recall); a put of ``None`` (a delete) forgets it and its history.
 
-Search without a query lists the namespace's memories newest first; with a query it ranks the
-subject's recall pool (``search_pool`` hits, 100 by default: Engram's largest recall) and keeps
-the prefix's items, so a subject whose store items are a small minority of its memories may
-get fewer than ``limit``. Filters (``{"field": value}`` or ``$eq/$ne/$gt/$gte/$lt/$lte``) are
-applied here, on the values. ``list_namespaces`` reads the namespace of every item under the
-longest wildcard-free leading part of its prefix condition.
+Search without a query lists the namespace's memories newest first; with a query it is one
+recall narrowed to the namespace's tag, so every item of the namespace can rank, however many
+other memories the subject holds (``offset + limit`` at most 100, Engram's largest recall).
+A filter (``{"field": value}``, nested objects, ``$eq $ne $gt $gte $lt $lte`` and Engram's
+``$in $nin $exists``) is sent as Engram's metadata filter on the value, so it narrows inside
+the same query: a number compares with numbers, an ISO date with dates, any other string in
+code-point order. ``list_namespaces`` reads the namespace of every item under the longest
+wildcard-free leading part of its prefix condition.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ try:
     from langgraph.store.base import (
         BaseStore,
         GetOp,
+        IndexConfig,
         InvalidNamespaceError,
         Item,
         ListNamespacesOp,
@@ -70,13 +77,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 __all__ = ["EngramStore"]
 
 ROOT_TAG = "langgraph"
+#: The tag of an item put with ``index=False``: query searches do not rank it.
+NOINDEX_TAG = "lg-noindex"
 METADATA_KEY = "langgraph"
 TAG_MAX_CHARS = 64
 TAGS_MAX = 50
 #: Tags an item carries besides one per namespace prefix: the root tag and its key tag.
 FIXED_TAGS = 2
 MAX_NAMESPACE_DEPTH = TAGS_MAX - FIXED_TAGS - 1
-#: Engram's largest recall; a search with a query ranks this many of the subject's memories.
+#: Engram's largest recall: a query search returns at most this many items (offset included).
 DEFAULT_SEARCH_POOL = 100
 DEFAULT_TEXT_MAX_CHARS = 8_000
 DEFAULT_TEXT_FIELDS = ("text", "content", "memory")
@@ -104,9 +113,21 @@ def key_tag(namespace: Sequence[str], key: str) -> str:
     return f"lgk#{_digest(list(namespace), key)[:40]}"
 
 
-def item_tags(namespace: Sequence[str], key: str) -> list[str]:
+def item_tags(namespace: Sequence[str], key: str, *, indexed: bool = True) -> list[str]:
     prefixes = [namespace_tag(namespace[:depth]) for depth in range(1, len(namespace) + 1)]
-    return [ROOT_TAG, *prefixes, key_tag(namespace, key)]
+    return [ROOT_TAG, *prefixes, key_tag(namespace, key), *([] if indexed else [NOINDEX_TAG])]
+
+
+def value_filter(
+    tags: str | Mapping[str, Any], condition: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Engram's filter for the items ``tags`` selects (a tag, or Engram's tag operators)
+    whose values match LangGraph's ``condition``: LangGraph's nested form is Engram's metadata
+    form, two levels down."""
+    narrowed: dict[str, Any] = {"tags": tags if isinstance(tags, str) else dict(tags)}
+    if condition:
+        narrowed["metadata"] = {METADATA_KEY: {"value": dict(condition)}}
+    return narrowed
 
 
 def _stored(memory: Memory) -> dict[str, Any] | None:
@@ -142,43 +163,6 @@ def _search_item(memory: Memory, record: dict[str, Any], score: float | None) ->
         updated_at=item.updated_at,
         score=score,
     )
-
-
-def _matches_filter(value: Any, expected: Any) -> bool:
-    """LangGraph's filter semantics: nested objects, lists element-wise, ``$`` operators."""
-    if isinstance(expected, dict):
-        if any(name.startswith("$") for name in expected):
-            return all(_operator(value, name, operand) for name, operand in expected.items())
-        return isinstance(value, dict) and all(
-            _matches_filter(value.get(name), operand) for name, operand in expected.items()
-        )
-    if isinstance(expected, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(expected)
-            and all(_matches_filter(got, want) for got, want in zip(value, expected, strict=True))
-        )
-    return bool(value == expected)
-
-
-def _operator(value: Any, name: str, operand: Any) -> bool:
-    if name == "$eq":
-        return bool(value == operand)
-    if name == "$ne":
-        return bool(value != operand)
-    if name not in {"$gt", "$gte", "$lt", "$lte"}:
-        raise ValueError(f"Unsupported filter operator: {name}")
-    try:
-        left, right = float(value), float(operand)
-    except (TypeError, ValueError):
-        return False
-    if name == "$gt":
-        return left > right
-    if name == "$gte":
-        return left >= right
-    if name == "$lt":
-        return left < right
-    return left <= right
 
 
 def _in_prefix(record: dict[str, Any], prefix: tuple[str, ...]) -> bool:
@@ -220,10 +204,10 @@ class EngramStore(BaseStore):
     ``EngramStore()`` reads ``ENGRAM_API_URL`` / ``ENGRAM_API_KEY``; or pass ``client=`` (an
     ``Engram``) and/or ``async_client=`` (an ``AsyncEngram``) — the one not given is made with
     the same URL and key. ``project_id`` writes every item into that project and reads global
-    ∪ that project; ``index_fields`` are the default field paths an item's text is made of
-    (``index=``, LangGraph's ``IndexConfig``, gives them as its ``fields``: the stores'
-    common constructor argument; Engram embeds on the server, so its ``dims`` and ``embed``
-    are not used); ``search_mode`` is Engram's recall mode for searches with a query (default
+    ∪ that project; ``index`` is LangGraph's index configuration, of which the store reads
+    ``fields`` (the default field paths an item's text is made of; ``index_fields`` says the
+    same): Engram embeds on the server, with the tenant's model, so ``embed`` and ``dims`` are
+    not used. ``search_mode`` is Engram's recall mode for searches with a query (default
     hybrid).
     """
 
@@ -231,6 +215,7 @@ class EngramStore(BaseStore):
         "_async_client",
         "_client",
         "_owned",
+        "index_config",
         "index_fields",
         "project_id",
         "search_mode",
@@ -246,8 +231,8 @@ class EngramStore(BaseStore):
         client: Engram | None = None,
         async_client: AsyncEngram | None = None,
         project_id: str | uuid.UUID | None = None,
+        index: IndexConfig | None = None,
         index_fields: Sequence[str] | None = None,
-        index: Mapping[str, Any] | None = None,
         search_mode: Literal["semantic", "keyword", "hybrid"] | None = None,
         search_pool: int = DEFAULT_SEARCH_POOL,
         text_max_chars: int = DEFAULT_TEXT_MAX_CHARS,
@@ -266,6 +251,7 @@ class EngramStore(BaseStore):
         self._client = client
         self._async_client = async_client
         self.project_id = project_id
+        self.index_config = index
         fields = index_fields or (index or {}).get("fields")
         self.index_fields = list(fields) if fields else None
         self.search_mode = search_mode
@@ -374,7 +360,14 @@ class EngramStore(BaseStore):
 
     # ------------------------------------------------------------------------- operations
 
-    def _list(self, *, tags: list[str], limit: int, offset: int) -> Step:
+    def _list(
+        self,
+        *,
+        tags: list[str] | None = None,
+        narrowed: Mapping[str, Any] | None = None,
+        limit: int,
+        offset: int,
+    ) -> Step:
         page = yield _core.list_memories(
             limit=limit,
             offset=offset,
@@ -383,6 +376,7 @@ class EngramStore(BaseStore):
             tags=tags,
             include_superseded=False,
             all_subjects=False,
+            filter=narrowed,
         )
         return page
 
@@ -434,14 +428,17 @@ class EngramStore(BaseStore):
                 "created_at": created_at or datetime.now(UTC).isoformat(),
             }
             try:
+                indexed = op.index is not False
                 yield _core.remember(
                     self._text(value, op.index),
                     context=" ".join([*namespace, op.key]),
-                    tags=item_tags(namespace, op.key),
+                    tags=item_tags(namespace, op.key, indexed=indexed),
                     metadata={METADATA_KEY: record},
                     project_id=self.project_id,
                     confidence=None,
                     supersedes=current[0].id if current else None,
+                    # Read-your-writes by meaning: a search right after the put ranks it.
+                    embed_now=indexed,
                 )
                 return None
             except (ConflictError, NotFoundError) as error:
@@ -472,50 +469,60 @@ class EngramStore(BaseStore):
     def _search(self, op: SearchOp) -> Step:
         prefix = tuple(op.namespace_prefix)
         tag = namespace_tag(prefix) if prefix else ROOT_TAG
-        wanted = max(0, op.offset) + max(0, op.limit)
-        matches: list[SearchItem] = []
-
-        def keep(memory: Memory, score: float | None) -> None:
-            record = _stored(memory)
-            if record is None or not _in_prefix(record, prefix):
-                return
-            if op.filter and not all(
-                _matches_filter(record["value"].get(name), expected)
-                for name, expected in op.filter.items()
-            ):
-                return
-            matches.append(_search_item(memory, record, score))
-
+        offset, limit = max(0, op.offset), max(0, op.limit)
         if op.query:
-            recalled = yield _core.recall(
+            wanted = min(offset + limit, self.search_pool)
+            if wanted == 0:
+                return []
+            ranked = yield _core.recall(
                 op.query,
-                limit=self.search_pool,
+                limit=wanted,
                 project_id=self.project_id,
                 include_superseded=False,
                 mode=self.search_mode,
+                filter=value_filter({"$all": [tag], "$nin": [NOINDEX_TAG]}, op.filter),
             )
-            for hit in recalled.hits:
-                if tag in hit.memory.tags:
-                    keep(hit.memory, hit.score)
-            return matches[op.offset : wanted]
-        # Without a filter the server skips `offset`; with one, matching happens here, so the
-        # store reads from the top and skips matches itself.
-        server_offset = 0 if op.filter else max(0, op.offset)
-        needed = wanted - server_offset
-        offset = server_offset
-        while len(matches) < needed:
-            size = (
-                _core.MEMORY_PAGE_MAX
-                if op.filter
-                else min(_core.MEMORY_PAGE_MAX, needed - len(matches))
-            )
-            page = yield from self._list(tags=[tag], limit=size, offset=offset)
-            for memory in page.data:
-                keep(memory, None)
-            offset += len(page.data)
-            if not page.data or offset >= page.meta.total_count:
+            matches = self._items([(hit.memory, hit.score) for hit in ranked.hits], prefix)
+            if len(matches) < wanted:
+                # As InMemoryStore does, the items no query can rank (index=False) fill a
+                # search that ranked fewer than it asked for.
+                unranked = yield from self._listed(
+                    value_filter({"$all": [tag, NOINDEX_TAG]}, op.filter),
+                    prefix,
+                    limit=wanted - len(matches),
+                    offset=0,
+                )
+                matches += unranked
+            return matches[offset:wanted]
+        listed = yield from self._listed(
+            value_filter(tag, op.filter), prefix, limit=limit, offset=offset
+        )
+        return listed
+
+    def _items(
+        self, memories: Iterable[tuple[Memory, float | None]], prefix: tuple[str, ...]
+    ) -> list[SearchItem]:
+        found = []
+        for memory, score in memories:
+            record = _stored(memory)
+            if record is not None and _in_prefix(record, prefix):
+                found.append(_search_item(memory, record, score))
+        return found
+
+    def _listed(
+        self, narrowed: Mapping[str, Any], prefix: tuple[str, ...], *, limit: int, offset: int
+    ) -> Step:
+        """Up to ``limit`` items the server's filter keeps, newest first, from ``offset``."""
+        matches: list[SearchItem] = []
+        position = offset
+        while len(matches) < limit:
+            size = min(_core.MEMORY_PAGE_MAX, limit - len(matches))
+            page = yield from self._list(narrowed=narrowed, limit=size, offset=position)
+            matches += self._items([(memory, None) for memory in page.data], prefix)
+            position += len(page.data)
+            if not page.data or position >= page.meta.total_count:
                 break
-        return matches[op.offset - server_offset : needed]
+        return matches
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Step:
         conditions = tuple(op.match_conditions or ())
