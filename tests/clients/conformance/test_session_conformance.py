@@ -297,7 +297,7 @@ def test_session_ids_of_any_printable_text_name_their_own_session(sessions):
     reference, engram = sessions.run(scenario)
 
     assert engram == reference
-    expected = ((CONVERSATION[2], CONVERSATION[:2], CONVERSATION[:1]), [])
+    expected: Any = ((CONVERSATION[2], CONVERSATION[:2], CONVERSATION[:1]), [])
     assert list(reference.values()) == [expected] * len(SESSION_IDS)
 
 

@@ -30,7 +30,9 @@ A filter (``{"field": value}``, nested objects, ``$eq $ne $gt $gte $lt $lte`` an
 ``$in $nin $exists``) is sent as Engram's metadata filter on the value, so it narrows inside
 the same query: a number compares with numbers, an ISO date with dates, any other string in
 code-point order. ``list_namespaces`` reads the namespace of every item under the longest
-wildcard-free leading part of its prefix condition.
+wildcard-free leading part of its prefix condition. A batch runs as LangGraph's own stores
+run one: its reads first, seeing the items as they were before the batch, then its puts (of
+several puts to one item, the last).
 """
 
 from __future__ import annotations
