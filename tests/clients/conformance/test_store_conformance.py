@@ -183,7 +183,7 @@ def test_namespace_labels_are_checked_before_any_operation(stores):
 def test_put_get_overwrite_and_delete_sync_and_async(stores):
     """Modelled on the put/get/delete round trips of ``test_cannot_put_empty_namespace`` and
     the overwrite of ``test_vector_update_with_embedding``, through both the sync and the async
-    methods."""
+    methods, and on ``BaseStore``'s refusal of a TTL by a store without them."""
     namespace = ("prefs", "ada")
 
     async def scenario(store) -> list[Any]:
@@ -195,6 +195,8 @@ def test_put_get_overwrite_and_delete_sync_and_async(stores):
         seen.append(entries(store.search(namespace)))
         seen.append(entry(store.get(namespace, "missing")))
         seen.append(entry(store.get(("prefs",), "editor")))  # a prefix is not the namespace
+        # Neither store keeps TTLs: a put with one is refused before anything is written.
+        seen.append(outcome(lambda: store.put(namespace, "ttl", {"text": "x"}, ttl=5)))
         store.delete(namespace, "editor")
         await store.adelete(namespace, "shell")
         await store.adelete(namespace, "never-there")
@@ -207,6 +209,7 @@ def test_put_get_overwrite_and_delete_sync_and_async(stores):
     assert engram == reference
     assert reference[1] == (namespace, "editor", {"text": "Ada switched to helix", "since": 2025})
     assert reference[-2:] == [[None, None], []]
+    assert reference[5] == "NotImplementedError"
 
 
 def test_an_overwrite_keeps_created_at_where_the_in_memory_store_resets_it(stores):
