@@ -342,7 +342,7 @@ def memory_recall(
         bool, Field(description="Also return memories that were superseded.")
     ] = False,
     as_of: AsOf = None,
-    filter: MemoryFilterArg = None,  # noqa: A002 - the API's name for it
+    filter: MemoryFilterArg = None,
 ) -> CallToolResult:
     """Search YOUR private long-term memories by meaning.
 
@@ -397,7 +397,7 @@ def memory_list(
             "every subject's memories in that tenant. Ignored for any other key."
         ),
     ] = False,
-    filter: MemoryFilterArg = None,  # noqa: A002 - the API's name for it
+    filter: MemoryFilterArg = None,
 ) -> CallToolResult:
     """List YOUR long-term memories, newest first, page by page.
 

@@ -181,6 +181,8 @@ class Memory(TenantScopedModel):
             # derived context weight C) and its GIN index `memory_search_vector_gin_idx` are
             # raw SQL too (migrations 0009/0010, 0014), so no ORM query ever loads the
             # tsvector; keyword recall reads it.
+            # The GIN index on `tags` behind tag filters, `memory_tags_gin_idx`, is raw SQL
+            # too (migration 0031), built concurrently like those.
         ]
         constraints = [
             models.CheckConstraint(

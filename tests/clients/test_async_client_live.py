@@ -6,7 +6,14 @@ import threading
 import warnings
 
 import pytest
-from engram_client import AsyncEngram, Memory, NewTurn, NotFoundError, SessionTurn
+from engram_client import (
+    AsyncEngram,
+    InvalidRequestError,
+    Memory,
+    NewTurn,
+    NotFoundError,
+    SessionTurn,
+)
 
 from apps.memory.models import Memory as MemoryRow
 from apps.memory.models import SessionMemory
@@ -142,3 +149,28 @@ def test_one_client_serves_worker_threads_loops_at_once(live_server, issue_key, 
         "thread-2": ["turn 0", "turn 1", "turn 2"],
     }
     assert SessionMemory.objects.count() == 10
+
+
+def test_the_async_client_filters_recall_and_list_and_embeds_now(live_server, issue_key, tenant):
+    key = issue_key(tenant, "agent-a")
+
+    async def scenario():
+        async with AsyncEngram(live_server.url, key) as engram:
+            kept = await engram.remember(
+                "deploys happen on friday", tags=["ops"], metadata={"n": 2}, embed_now=True
+            )
+            await engram.remember("deploys of the docs", tags=["docs"], metadata={"n": 9})
+            recalled = await engram.recall(
+                "deploys", mode="hybrid", filter={"metadata": {"n": {"$lt": 5}}}
+            )
+            listed = [item async for item in engram.memories(filter={"tags": {"$in": ["ops"]}})]
+            with pytest.raises(InvalidRequestError) as refused:
+                await engram.recall("deploys", filter={"tags": {"$gt": "a"}})
+            return kept, recalled, listed, refused.value
+
+    kept, recalled, listed, refused = asyncio.run(scenario())
+
+    assert kept.embedding_status == "ready"
+    assert [hit.memory.id for hit in recalled.hits] == [kept.id]
+    assert [item.id for item in listed] == [kept.id]
+    assert refused.code == "invalid_filter"

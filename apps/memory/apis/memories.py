@@ -218,6 +218,7 @@ class MemoryListFilterSerializer(CheckedInputSerializer):
     filter = CheckedCharField(
         check=memory_filter_parse_text,
         required=False,
+        allow_blank=True,
         help_text=f"A JSON object (URL-encoded). {FILTER_HELP}",
     )
     include_superseded = serializers.BooleanField(required=False, default=False)

@@ -60,6 +60,9 @@ ISO_INSTANT_PATTERN = (
     r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$"
 )
 _ISO_INSTANT = re.compile(ISO_INSTANT_PATTERN)
+# Text Postgres cannot store (NUL) or that is not text (a lone surrogate): JSON sent as a
+# query-string parameter can spell them as escapes the request's own checks never see.
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 KIND_NUMBER, KIND_INSTANT, KIND_STRING = "number", "instant", "string"
 
@@ -67,13 +70,13 @@ KIND_NUMBER, KIND_INSTANT, KIND_STRING = "number", "instant", "string"
 FILTER_HELP = (
     'Narrow by tags and metadata, e.g. {"tags": {"$in": ["infra", "db"]}, "metadata": '
     '{"kind": "task", "score": {"$gte": 3}, "due": {"$lt": "2025-01-01"}}}. "tags": a tag, or '
-    "$all/$in/$nin/$eq/$ne. \"metadata\": fields as nested objects; a value is a JSON value to "
+    '$all/$in/$nin/$eq/$ne. "metadata": fields as nested objects; a value is a JSON value to '
     "equal (null: null or missing) or operators $eq/$ne/$in/$nin/$exists and $gt/$gte/$lt/$lte, "
     "which compare as the operand's type (a number with numbers, an ISO 8601 date as an "
     'instant, other strings in code-point order). "$and": a list of filters. Every condition '
     f"must hold. At most {FILTER_MAX_CONDITIONS} conditions, {FILTER_MAX_DEPTH} levels, "
     f"{FILTER_MAX_LIST_ITEMS} items a list, {FILTER_MAX_BYTES} bytes; otherwise 422 "
-    "invalid_filter (details.path says where). docs/recall.md, \"Filters\"."
+    'invalid_filter (details.path says where). docs/recall.md, "Filters".'
 )
 
 
@@ -118,10 +121,15 @@ class _Budget:
 
 
 def _depth(value: Any, path: str, depth: int = 0) -> None:
+    """Bounds the nesting and the lists, and refuses what is not storable text."""
     if depth > FILTER_MAX_DEPTH:
         raise _fail(f"nested more than {FILTER_MAX_DEPTH} levels deep.", path)
+    if isinstance(value, str) and _NOT_TEXT.search(value):
+        raise _fail("holds a NUL character or an unpaired surrogate.", path)
     if isinstance(value, dict):
         for key, item in value.items():
+            if _NOT_TEXT.search(str(key)):
+                raise _fail("a key holds a NUL character or an unpaired surrogate.", path)
             _depth(item, f"{path}.{key}", depth + 1)
     elif isinstance(value, list):
         if len(value) > FILTER_MAX_LIST_ITEMS:
@@ -137,10 +145,11 @@ def memory_filter_parse(raw: object) -> MemoryFilter | None:
         return None
     if not isinstance(raw, dict):
         raise _fail("must be a JSON object.", "")
+    # Walked first: only text that is text can be measured in UTF-8.
+    _depth(raw, "")
     size = len(json.dumps(raw, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     if size > FILTER_MAX_BYTES:
         raise _fail(f"{size} bytes serialized; at most {FILTER_MAX_BYTES}.", "")
-    _depth(raw, "")
     if not raw:
         return None
     return MemoryFilter(q=_filter(raw, "", _Budget()), raw=raw)
@@ -296,7 +305,9 @@ def _operator(field: tuple[str, ...], operator: str, operand: Any, path: str) ->
 
 def _range_kind(operand: Any, path: str) -> str:
     if isinstance(operand, bool) or not isinstance(operand, int | float | str):
-        raise _fail("a range compares a number or a string (an ISO 8601 date compares as one).", path)
+        raise _fail(
+            "a range compares a number or a string (an ISO 8601 date compares as one).", path
+        )
     if isinstance(operand, str):
         return KIND_INSTANT if parse_instant(operand) is not None else KIND_STRING
     return KIND_NUMBER

@@ -87,12 +87,22 @@ def test_merged_recall_filters_the_memory_half(agent, written):
     ("_case", "body", "path"),
     [
         ("not_an_object", {"query": "deploy", "filter": ["ops"]}, "filter"),
-        ("unknown_operator", {"query": "deploy", "filter": {"metadata": {"a": {"$re": 1}}}}, "filter.metadata.a.$re"),
-        ("bool_range", {"query": "deploy", "filter": {"metadata": {"a": {"$gt": True}}}}, "filter.metadata.a.$gt"),
+        (
+            "unknown_operator",
+            {"query": "deploy", "filter": {"metadata": {"a": {"$re": 1}}}},
+            "filter.metadata.a.$re",
+        ),
+        (
+            "bool_range",
+            {"query": "deploy", "filter": {"metadata": {"a": {"$gt": True}}}},
+            "filter.metadata.a.$gt",
+        ),
         ("tag_range", {"query": "deploy", "filter": {"tags": {"$lt": "z"}}}, "filter.tags.$lt"),
     ],
 )
-def test_recall_refuses_a_bad_filter_before_any_side_effect(agent, written, mocker, _case, body, path):
+def test_recall_refuses_a_bad_filter_before_any_side_effect(
+    agent, written, mocker, _case, body, path
+):
     embed = mocker.patch("apps.memory.selectors.recall.embed_query_soon")
 
     response = agent.post(RECALL, body)
@@ -107,7 +117,12 @@ def test_recall_refuses_a_bad_filter_before_any_side_effect(agent, written, mock
 
 @pytest.mark.parametrize(
     ("_case", "raw"),
-    [("not_json", "{tags"), ("not_an_object", "[1]"), ("bad_operator", '{"tags": {"$gt": "a"}}')],
+    [
+        ("not_json", "{tags"),
+        ("nul_escape", '{"tags": "a\\u0000"}'),
+        ("not_an_object", "[1]"),
+        ("bad_operator", '{"tags": {"$gt": "a"}}'),
+    ],
 )
 def test_list_refuses_a_bad_filter(agent, _case, raw):
     response = agent.get(f"{MEMORY}?filter={quote(raw)}")

@@ -18,7 +18,7 @@ def _texts(memories):
 
 
 def _nested(keys):
-    value = 1
+    value: object = 1
     for key in reversed(keys):
         value = {key: value}
     return value
@@ -57,8 +57,16 @@ def catalogue(tenant):
         ("equal_number_any_spelling", {"metadata": {"score": 3.0}}, ["alpha"]),
         ("equal_null_or_missing", {"metadata": {"kind": None}}, ["delta", "epsilon"]),
         ("eq_operator", {"metadata": {"kind": {"$eq": "note"}}}, ["alpha"]),
-        ("ne_keeps_missing", {"metadata": {"kind": {"$ne": "task"}}}, ["alpha", "delta", "epsilon"]),
-        ("ne_null_means_present", {"metadata": {"kind": {"$ne": None}}}, ["alpha", "beta", "gamma"]),
+        (
+            "ne_keeps_missing",
+            {"metadata": {"kind": {"$ne": "task"}}},
+            ["alpha", "delta", "epsilon"],
+        ),
+        (
+            "ne_null_means_present",
+            {"metadata": {"kind": {"$ne": None}}},
+            ["alpha", "beta", "gamma"],
+        ),
         ("in", {"metadata": {"kind": {"$in": ["note", "nothing"]}}}, ["alpha"]),
         ("nin", {"metadata": {"kind": {"$nin": ["task", None]}}}, ["alpha"]),
         ("list_equals_exactly", {"metadata": {"labels": ["x", "y"]}}, ["delta"]),
@@ -80,8 +88,16 @@ def catalogue(tenant):
         ("date_after", {"metadata": {"due": {"$gt": "2024-05-01T12:00:00Z"}}}, ["beta"]),
         ("date_on_or_before", {"metadata": {"due": {"$lte": "2024-05-01"}}}, ["alpha"]),
         # "2024-06" is no ISO date, so that bound compares strings: both May values pass it.
-        ("date_and_string", {"metadata": {"due": {"$gte": "2024-04-30", "$lt": "2024-06"}}}, ["alpha", "beta"]),
-        ("date_with_offset", {"metadata": {"due": {"$lt": "2024-05-02T04:00:01+01:00"}}}, ["alpha", "beta"]),
+        (
+            "date_and_string",
+            {"metadata": {"due": {"$gte": "2024-04-30", "$lt": "2024-06"}}},
+            ["alpha", "beta"],
+        ),
+        (
+            "date_with_offset",
+            {"metadata": {"due": {"$lt": "2024-05-02T04:00:01+01:00"}}},
+            ["alpha", "beta"],
+        ),
         ("tag", {"tags": "infra"}, ["alpha", "beta"]),
         ("tags_all", {"tags": {"$all": ["infra", "db"]}}, ["alpha"]),
         ("tags_in", {"tags": {"$in": ["db", "misc"]}}, ["alpha", "epsilon", "gamma"]),
@@ -124,6 +140,8 @@ def test_filter_never_reaches_another_subject(tenant, other_tenant):
     [
         ("not_an_object", ["tags"], "filter"),
         ("unknown_key", {"text": "x"}, "filter.text"),
+        ("nul_in_a_value", {"metadata": {"a": "x\x00"}}, "filter.metadata.a"),
+        ("surrogate_in_a_tag", {"tags": {"$in": ["\ud800"]}}, "filter.tags.$in[0]"),
         ("tags_empty_list", {"tags": {"$in": []}}, "filter.tags.$in"),
         ("tag_not_a_string", {"tags": 5}, "filter.tags"),
         ("tag_too_long", {"tags": "x" * 65}, "filter.tags"),
@@ -141,9 +159,17 @@ def test_filter_never_reaches_another_subject(tenant, other_tenant):
         ("exists_not_bool", {"metadata": {"a": {"$exists": 1}}}, "filter.metadata.a.$exists"),
         ("and_not_list", {"$and": {"tags": "x"}}, "filter.$and"),
         ("and_empty_part", {"$and": [{}]}, "filter.$and[0]"),
-        ("too_deep", {"metadata": _nested("abcdefghijkl")}, "filter.metadata.a.b.c.d.e.f.g.h.i.j.k.l"),
+        (
+            "too_deep",
+            {"metadata": _nested("abcdefghijkl")},
+            "filter.metadata.a.b.c.d.e.f.g.h.i.j.k.l",
+        ),
         ("list_too_long", {"tags": {"$in": [f"t{n}" for n in range(101)]}}, "filter.tags.$in"),
-        ("too_many_conditions", {"metadata": {f"f{n}": n for n in range(65)}}, "filter.metadata.f64"),
+        (
+            "too_many_conditions",
+            {"metadata": {f"f{n}": n for n in range(65)}},
+            "filter.metadata.f64",
+        ),
         ("too_large", {"metadata": {"a": {"$in": ["x" * 100] * 90}}}, "filter"),
     ],
 )
