@@ -7,22 +7,17 @@ import json
 import math
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from agents import Agent, RunConfig, Runner
-from agents.items import ModelResponse
 from agents.memory import Session
-from agents.models.interface import Model
-from agents.usage import Usage
+from agents.testing import ScriptedModel, assistant_message
 from engram_client import AsyncEngram, InvalidRequestError, RateLimitedError
 from engram_client.openai_agents import EngramSession
-from openai.types.responses import ResponseOutputMessage, ResponseOutputText
-from typing_extensions import override
 
 from apps.memory.models import SessionMemory
-from tests.clients.session_ids import SESSION_IDS
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
 
@@ -43,49 +38,42 @@ TOOL_CALL: Any = {
 TOOL_OUTPUT: Any = {"type": "function_call_output", "call_id": "call_1", "output": "18.1"}
 
 
-class ScriptedModel(Model):
-    """A model (the SDK's ``Model`` interface) that answers each call with the next reply and
-    keeps the input it was given, so a test sees what history the run sent."""
-
-    def __init__(self, *replies: str) -> None:
-        self.replies = list(replies)
-        self.inputs: list[list[Any]] = []
-
-    @override
-    async def get_response(
-        self,
-        system_instructions,
-        input,
-        model_settings,
-        tools,
-        output_schema,
-        handoffs,
-        tracing,
-        *,
-        previous_response_id,
-        conversation_id,
-        prompt,
-    ) -> ModelResponse:
-        self.inputs.append([input] if isinstance(input, str) else list(input))
-        message = ResponseOutputMessage(
-            id=f"msg_{len(self.inputs)}",
-            type="message",
-            role="assistant",
-            status="completed",
-            content=[
-                ResponseOutputText(type="output_text", text=self.replies.pop(0), annotations=[])
-            ],
-        )
-        return ModelResponse(output=[message], usage=Usage(), response_id=None)
-
-    @override
-    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError
+CONFIG = RunConfig(tracing_disabled=True)
+STAGING_REPLIES = ("Noted, staging runs PostgreSQL 18.", "It runs PostgreSQL 18.")
 
 
 @pytest.fixture
 def agent_key(issue_key, tenant):
     return issue_key(tenant, "agents-sdk")
+
+
+@pytest.fixture
+def with_client(live_server, agent_key) -> Callable[..., Any]:
+    """``with_client(scenario)`` awaits ``scenario(client)`` in an event loop of its own, with
+    an ``AsyncEngram`` of the agent's key (at ``url``, the live server unless given)."""
+
+    def run(
+        scenario: Callable[[AsyncEngram], Awaitable[Any]], *, url: str | None = None, **options
+    ) -> Any:
+        async def main() -> Any:
+            async with AsyncEngram(url or live_server.url, agent_key, **options) as client:
+                return await scenario(client)
+
+        return asyncio.run(main())
+
+    return run
+
+
+def ops_agent(*replies: str) -> tuple[Agent[Any], ScriptedModel]:
+    """An agent whose model answers each call with the next reply and keeps what it was sent."""
+    model = ScriptedModel(
+        [[assistant_message(reply, item_id=f"msg_{n}")] for n, reply in enumerate(replies)]
+    )
+    return Agent(name="ops", instructions="Answer briefly.", model=model), model
+
+
+def messages(count: int) -> list[Any]:
+    return [{"role": "user", "content": f"message {n}"} for n in range(count)]
 
 
 def _rows(session_id: str, subject_id: str = "agents-sdk"):
@@ -96,30 +84,29 @@ def _rows(session_id: str, subject_id: str = "agents-sdk"):
     )
 
 
-def test_the_session_adds_reads_back_in_order_pops_and_clears(live_server, agent_key):
-    async def scenario():
-        async with AsyncEngram(live_server.url, agent_key) as client:
-            session = EngramSession("chat-1", client)
-            await session.add_items([USER, ASSISTANT, TOOL_CALL, TOOL_OUTPUT])
-            everything = await session.get_items()
-            latest_two = await session.get_items(limit=2)
-            stored = await asyncio.to_thread(_rows, "chat-1")
-            popped = await session.pop_item()
-            after_pop = await session.get_items()
-            await session.clear_session()
-            return (
-                isinstance(session, Session),
-                everything,
-                latest_two,
-                stored,
-                popped,
-                after_pop,
-                await session.get_items(),
-                await session.pop_item(),
-            )
+def test_the_session_adds_reads_back_in_order_pops_and_clears(with_client):
+    async def scenario(client):
+        session = EngramSession("chat-1", client)
+        await session.add_items([USER, ASSISTANT, TOOL_CALL, TOOL_OUTPUT])
+        everything = await session.get_items()
+        latest_two = await session.get_items(limit=2)
+        stored = await asyncio.to_thread(_rows, "chat-1")
+        popped = await session.pop_item()
+        after_pop = await session.get_items()
+        await session.clear_session()
+        return (
+            isinstance(session, Session),
+            everything,
+            latest_two,
+            stored,
+            popped,
+            after_pop,
+            await session.get_items(),
+            await session.pop_item(),
+        )
 
     (is_session, everything, latest_two, stored, popped, after_pop, cleared, empty_pop) = (
-        asyncio.run(scenario())
+        with_client(scenario)
     )
 
     assert is_session
@@ -161,22 +148,21 @@ def test_clearing_leaves_another_subjects_session_of_the_same_id(
     assert _rows("shared-id", "someone-else") == [("user", USER["content"])]
 
 
-def test_latest_items_past_one_page_and_large_items_round_trip(live_server, agent_key, settings):
+def test_latest_items_past_one_page_and_large_items_round_trip(with_client, settings):
     settings.MEMORY_WRITE_RATE_LIMIT = 10_000
     big: Any = {"role": "user", "content": "x" * 20_000}
-    many: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(1_204)]
+    many = messages(1_204)
 
-    async def scenario():
-        async with AsyncEngram(live_server.url, agent_key) as client:
-            session = EngramSession("long", client, session_settings={"limit": 3})
-            await session.add_items([*many, big])
-            return (
-                await session.get_items(),
-                await session.get_items(limit=1_100),
-                len(await session.get_items(limit=10_000)),
-            )
+    async def scenario(client):
+        session = EngramSession("long", client, session_settings={"limit": 3})
+        await session.add_items([*many, big])
+        return (
+            await session.get_items(),
+            await session.get_items(limit=1_100),
+            len(await session.get_items(limit=10_000)),
+        )
 
-    default_limit, latest, total = asyncio.run(scenario())
+    default_limit, latest, total = with_client(scenario)
 
     assert default_limit == [many[-2], many[-1], big]
     assert latest == [*many[-1_099:], big]
@@ -188,46 +174,39 @@ def test_latest_items_past_one_page_and_large_items_round_trip(live_server, agen
     )
 
 
-def test_turns_written_elsewhere_read_back_as_messages(live_server, agent_key):
-    async def scenario():
-        async with AsyncEngram(live_server.url, agent_key) as client:
-            await client.session_append("hook", "I prefer short answers.", role="user")
-            await client.session_append("hook", "The user is in Lisbon.", role="fact")
-            return await EngramSession("hook", client).get_items()
+def test_turns_written_elsewhere_read_back_as_messages(with_client):
+    async def scenario(client):
+        await client.session_append("hook", "I prefer short answers.", role="user")
+        await client.session_append("hook", "The user is in Lisbon.", role="fact")
+        return await EngramSession("hook", client).get_items()
 
-    assert asyncio.run(scenario()) == [
+    assert with_client(scenario) == [
         {"role": "user", "content": "I prefer short answers."},
         {"role": "system", "content": "The user is in Lisbon."},
     ]
 
 
-def test_runner_keeps_the_conversation_in_engram_across_runs_then_promotes(live_server, agent_key):
-    model = ScriptedModel("Noted, staging runs PostgreSQL 18.", "It runs PostgreSQL 18.")
-    agent = Agent(name="ops", instructions="Answer briefly.", model=model)
-    config = RunConfig(tracing_disabled=True)
+def test_runner_keeps_the_conversation_in_engram_across_runs_then_promotes(with_client):
+    agent, model = ops_agent(*STAGING_REPLIES)
 
-    async def scenario():
-        async with AsyncEngram(live_server.url, agent_key) as client:
-            first = await Runner.run(
-                agent,
-                "Remember that our staging database runs PostgreSQL 18.",
-                session=EngramSession("ops-chat", client),
-                run_config=config,
-            )
-            # A new session object, as a new process would make: the history is Engram's.
-            session = EngramSession("ops-chat", client)
-            second = await Runner.run(
-                agent, "Which PostgreSQL does staging run?", session=session, run_config=config
-            )
-            return first, second, await session.get_items(), await session.promote()
+    async def scenario(client):
+        first = await Runner.run(
+            agent,
+            "Remember that our staging database runs PostgreSQL 18.",
+            session=EngramSession("ops-chat", client),
+            run_config=CONFIG,
+        )
+        # A new session object, as a new process would make: the history is Engram's.
+        session = EngramSession("ops-chat", client)
+        second = await Runner.run(
+            agent, "Which PostgreSQL does staging run?", session=session, run_config=CONFIG
+        )
+        return first, second, await session.get_items(), await session.promote()
 
-    first, second, items, promotion = asyncio.run(scenario())
+    first, second, items, promotion = with_client(scenario)
 
-    assert (first.final_output, second.final_output) == (
-        "Noted, staging runs PostgreSQL 18.",
-        "It runs PostgreSQL 18.",
-    )
-    second_input = model.inputs[1]
+    assert (first.final_output, second.final_output) == STAGING_REPLIES
+    second_input = model.calls[1].input
     assert [item.get("role") for item in second_input] == ["user", "assistant", "user"]
     assert second_input[0]["content"] == "Remember that our staging database runs PostgreSQL 18."
     assert [item["role"] for item in items] == ["user", "assistant", "user", "assistant"]
@@ -258,16 +237,14 @@ def test_one_session_serves_one_event_loop_after_another(live_server, agent_key)
 
 
 def test_run_sync_in_worker_threads_shares_one_session(live_server, agent_key):
-    model = ScriptedModel("Noted, staging runs PostgreSQL 18.", "It runs PostgreSQL 18.")
-    agent = Agent(name="ops", instructions="Answer briefly.", model=model)
-    config = RunConfig(tracing_disabled=True)
+    agent, model = ops_agent(*STAGING_REPLIES)
     session = EngramSession("threaded", base_url=live_server.url, api_key=agent_key)
     answers: list[Any] = []
     failures: list[BaseException] = []
 
     def run(message: str) -> None:
         try:
-            result = Runner.run_sync(agent, message, session=session, run_config=config)
+            result = Runner.run_sync(agent, message, session=session, run_config=CONFIG)
             answers.append(result.final_output)
         except BaseException as error:
             failures.append(error)
@@ -282,8 +259,8 @@ def test_run_sync_in_worker_threads_shares_one_session(live_server, agent_key):
     asyncio.run(session.aclose())
 
     assert failures == []
-    assert answers == ["Noted, staging runs PostgreSQL 18.", "It runs PostgreSQL 18."]
-    assert [item.get("role") for item in model.inputs[1]] == ["user", "assistant", "user"]
+    assert answers == list(STAGING_REPLIES)
+    assert [item.get("role") for item in model.calls[1].input] == ["user", "assistant", "user"]
     assert [item["role"] for item in items] == ["user", "assistant", "user", "assistant"]
     assert _rows("threaded") == [
         ("user", "Staging runs PostgreSQL 18."),
@@ -291,29 +268,6 @@ def test_run_sync_in_worker_threads_shares_one_session(live_server, agent_key):
         ("user", "Which PostgreSQL does staging run?"),
         ("assistant", "It runs PostgreSQL 18."),
     ]
-
-
-@pytest.mark.parametrize(("_case", "session_id", "neighbour"), SESSION_IDS)
-def test_any_printable_session_id_round_trips(live_server, agent_key, _case, session_id, neighbour):
-    async def scenario():
-        async with AsyncEngram(live_server.url, agent_key) as client:
-            await EngramSession(neighbour, client).add_items([USER])
-            session = EngramSession(session_id, client)
-            await session.add_items([USER, ASSISTANT, TOOL_CALL])
-            items = await session.get_items()
-            popped = await session.pop_item()
-            after_pop = await session.get_items()
-            await session.clear_session()
-            return items, popped, after_pop, await session.get_items(), await session.pop_item()
-
-    items, popped, after_pop, cleared, empty_pop = asyncio.run(scenario())
-
-    assert items == [USER, ASSISTANT, TOOL_CALL]
-    assert popped == TOOL_CALL
-    assert after_pop == [USER, ASSISTANT]
-    assert (cleared, empty_pop) == ([], None)
-    assert _rows(session_id) == []
-    assert _rows(neighbour) == [("user", USER["content"])]
 
 
 def test_an_empty_session_id_is_refused_not_replaced(live_server, agent_key):
@@ -335,6 +289,15 @@ def _batches(proxy) -> list[tuple[int | None, int, str]]:
     ]
 
 
+def _bulk_add(with_client, proxy, items: list[Any], **options) -> None:
+    """One ``add_items`` of ``items`` to the session ``bulk``, through the proxy."""
+
+    async def scenario(client):
+        await EngramSession("bulk", client).add_items(items)
+
+    with_client(scenario, url=proxy.url, **options)
+
+
 def _retries_resend_the_batch_before_them(batches) -> bool:
     """Every 429 is followed by the same batch again (same size, same Idempotency-Key)."""
     return (
@@ -346,19 +309,13 @@ def _retries_resend_the_batch_before_them(batches) -> bool:
     )
 
 
-def test_a_bulk_add_is_sent_in_the_servers_largest_batches_in_order(
-    live_server, agent_key, proxy, settings
-):
+def test_a_bulk_add_is_sent_in_the_servers_largest_batches_in_order(with_client, proxy, settings):
     # Two full batches fit one window, the third waits for the next.
     settings.MEMORY_WRITE_RATE_LIMIT = 1_000
     settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 2
-    many: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(1_200)]
+    many = messages(1_200)
 
-    async def scenario():
-        async with AsyncEngram(proxy.url, agent_key) as client:
-            await EngramSession("bulk", client).add_items(many)
-
-    asyncio.run(scenario())
+    _bulk_add(with_client, proxy, many)
 
     batches = _batches(proxy)
     refused = [size for status, size, _key in batches if status == 429]
@@ -370,17 +327,13 @@ def test_a_bulk_add_is_sent_in_the_servers_largest_batches_in_order(
 
 
 def test_a_bulk_add_past_a_write_rate_below_one_batch_shrinks_its_batches(
-    live_server, agent_key, proxy, settings
+    with_client, proxy, settings
 ):
     settings.MEMORY_WRITE_RATE_LIMIT = 300
     settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 1
-    many: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(1_200)]
+    many = messages(1_200)
 
-    async def scenario():
-        async with AsyncEngram(proxy.url, agent_key) as client:
-            await EngramSession("bulk", client).add_items(many)
-
-    asyncio.run(scenario())
+    _bulk_add(with_client, proxy, many)
 
     batches = _batches(proxy)
     refused = [size for status, size, _key in batches[1:] if status == 429]
@@ -394,21 +347,17 @@ def test_a_bulk_add_past_a_write_rate_below_one_batch_shrinks_its_batches(
 
 
 def test_a_bulk_add_still_limited_after_the_retries_raises_and_keeps_earlier_batches(
-    live_server, agent_key, proxy, settings
+    with_client, proxy, settings
 ):
     settings.MEMORY_WRITE_RATE_LIMIT = 500
     settings.MEMORY_WRITE_RATE_WINDOW_SECONDS = 3
-    many: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(600)]
-
-    async def scenario():
-        async with AsyncEngram(proxy.url, agent_key, max_retries=0) as client:
-            await EngramSession("bulk", client).add_items(many)
+    many = messages(600)
 
     # Windows are fixed (aligned to multiples of their length): start at the top of one so
     # both batches fall inside it however slow the machine is.
     time.sleep(3 - time.time() % 3)
     with pytest.raises(RateLimitedError) as limited:
-        asyncio.run(scenario())
+        _bulk_add(with_client, proxy, many, max_retries=0)
 
     assert [(status, size) for status, size, _key in _batches(proxy)] == [(201, 500), (429, 100)]
     assert (limited.value.code, limited.value.details["limit"]) == ("rate_limited", 500)

@@ -30,11 +30,14 @@ A filter (``{"field": value}``, nested objects, ``$eq $ne $gt $gte $lt $lte`` an
 ``$in $nin $exists``) is sent as Engram's metadata filter on the value, so it narrows inside
 the same query: a number compares with numbers, an ISO date with dates, any other string in
 code-point order. ``list_namespaces`` reads the namespace of every item under the longest
-wildcard-free leading part of its prefix condition.
+wildcard-free leading part of its prefix condition. A batch runs as LangGraph's own stores
+run one: its reads first, seeing the items as they were before the batch, then its puts (of
+several puts to one item, the last).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -181,6 +184,22 @@ def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) ->
     return all(want == "*" or got == want for got, want in pairs)
 
 
+def _plan(ops: Iterable[Op]) -> tuple[list[tuple[int, Op]], list[PutOp], list[Result]]:
+    """A batch split as LangGraph's stores run it: its reads (with their positions), then its
+    puts, one per item (the last put of an item, at the place of its first), and a result slot
+    per op (None for a put)."""
+    reads: list[tuple[int, Op]] = []
+    puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+    count = 0
+    for index, op in enumerate(ops):
+        count += 1
+        if isinstance(op, PutOp):
+            puts[(tuple(op.namespace), op.key)] = op
+        else:
+            reads.append((index, op))
+    return reads, list(puts.values()), [None] * count
+
+
 class EngramStore(BaseStore):
     """A LangGraph ``BaseStore`` whose items are the API key's long-term Engram memories.
 
@@ -270,12 +289,32 @@ class EngramStore(BaseStore):
 
     @override
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the operations in order, over HTTP; results in the same order."""
-        return [self._run(self._step(op)) for op in ops]
+        """Run a batch as LangGraph's own stores do; results in the order of ``ops``.
+
+        Every read (get, search, list_namespaces) sees the items as they were before the
+        batch's writes, the writes land after the reads, and of several puts of one item only
+        the last is made.
+        """
+        reads, writes, results = _plan(ops)
+        read_steps = [(index, self._step(op)) for index, op in reads]
+        write_steps = [self._step(op) for op in writes]
+        for index, step in read_steps:
+            results[index] = self._run(step)
+        for step in write_steps:
+            self._run(step)
+        return results
 
     @override
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return [await self._arun(self._step(op)) for op in ops]
+        """``batch``, with the reads sent concurrently and then the writes (one per item)."""
+        reads, writes, results = _plan(ops)
+        read_steps = [(index, self._step(op)) for index, op in reads]
+        write_steps = [self._step(op) for op in writes]
+        answers = await asyncio.gather(*(self._arun(step) for _index, step in read_steps))
+        for (index, _step), answer in zip(read_steps, answers, strict=True):
+            results[index] = answer
+        await asyncio.gather(*(self._arun(step) for step in write_steps))
+        return results
 
     # ------------------------------------------------------------------------- driving
 
@@ -369,8 +408,6 @@ class EngramStore(BaseStore):
         if op.value is not None:
             if not namespace:
                 raise InvalidNamespaceError("Namespace cannot be empty.")
-            if namespace[0] == ROOT_TAG:
-                raise InvalidNamespaceError('Root label for namespace cannot be "langgraph".')
             if len(namespace) > MAX_NAMESPACE_DEPTH:
                 raise InvalidNamespaceError(
                     f"Engram stores namespaces at most {MAX_NAMESPACE_DEPTH} labels deep."
