@@ -28,6 +28,7 @@ from django.db.models import Q
 from django.db.models.expressions import Col
 
 from apps.core.db.cursors import server_bound_cursor
+from apps.core.db.rows import instances_are_plain, model_from_row
 from apps.core.repos import ScopeViolation, heavy_read_memories
 from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
@@ -249,13 +250,17 @@ def fetch_scored(
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     scored = []
+    plain = instances_are_plain(Memory)
     for row in rows:
         split = len(row) - columns
         values = list(row[:split])
         for position, column, converters in shape.converters:
             for converter in converters:
                 values[position] = converter(values[position], column, connection)
-        scored.append((Memory.from_db(scope.using, shape.field_names, values), tuple(row[split:])))
+        memory = model_from_row(
+            Memory, using=scope.using, attnames=shape.field_names, values=values, plain=plain
+        )
+        scored.append((memory, tuple(row[split:])))
     return scored
 
 
