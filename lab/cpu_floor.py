@@ -3,7 +3,7 @@
 One agent with embedded memories, one keep-alive client, requests one after another: first
 ``recalls`` recalls whose questions were never asked before in the run (no query-vector cache
 can help), then ``writes`` single writes, whose window stays open until the server's worker
-has embedded every one of them. Each window sums the CPU of every process of the service under
+has embedded every one of them, after the seeded tables were vacuumed. Each window sums the CPU of every process of the service under
 test, and of nothing else on the machine: the web, worker and beat processes running from the
 listening server's directory, and the Postgres cluster the server uses (its postmaster and
 backends, less this process's own backend), each with its reaped children.
@@ -200,6 +200,7 @@ def _phase(
 def run_once(plan: FloorPlan, service: ServiceProcesses) -> dict[str, Any]:
     tenant, (agent,) = load_bench.seed(agents=1, memories_per_agent=plan.memories)
     try:
+        _vacuum_seed()
         return _measure(plan, service, tenant=tenant, key=agent.key)
     finally:
         load_bench.remove(tenant=tenant)
@@ -255,6 +256,15 @@ def _measure(
     return {"recall": recall, "write": write}
 
 
+def _vacuum_seed() -> None:
+    """Vacuum what the seed wrote (each embedded row left a dead version behind) before the
+    clock starts: otherwise autovacuum, which a deployment runs for its writes, would run on
+    the seed's tables inside the recall window, in a backend of the service's cluster."""
+    with connection.cursor() as cursor:
+        for table in load_bench.SEEDED_TABLES:
+            cursor.execute(f"VACUUM (ANALYZE) {connection.ops.quote_name(table)}")
+
+
 def run(plan: FloorPlan) -> dict[str, Any]:
     """``plan.repeat`` runs, each on a fresh tenant, and the median of each figure."""
     service = find_service(plan.url)
@@ -272,8 +282,7 @@ def run(plan: FloorPlan) -> dict[str, Any]:
 def _median_phase(phases: Sequence[dict[str, Any]]) -> dict[str, Any]:
     figures = ("service_cpu_ms", "embedding_cpu_ms", "ratio", "overhead_ms", "wall_ms")
     median = {
-        figure: round(statistics.median(phase[figure] for phase in phases), 2)
-        for figure in figures
+        figure: round(statistics.median(phase[figure] for phase in phases), 2) for figure in figures
     }
     roles = sorted({role for phase in phases for role in phase["by_process"]})
     median["by_process"] = {

@@ -26,9 +26,9 @@ from typing import Any
 
 import psycopg
 from django.db import connections
-from psycopg.pq import Format
 from django.db.backends.postgresql.base import ServerBindingCursor as _ServerBindingCursor
 from django.db.backends.utils import CursorWrapper
+from psycopg.pq import Format
 
 from apps.core.vectors import VectorParam, VectorParamDumper
 
