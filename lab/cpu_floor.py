@@ -1,12 +1,13 @@
 """What a recall and a write cost the service in CPU, next to the embedding they cannot avoid.
 
-One agent with embedded memories, one keep-alive client, requests one after another: first
-``recalls`` recalls whose questions were never asked before in the run (no query-vector cache
-can help), then ``writes`` single writes, whose window stays open until the server's worker
-has embedded every one of them, after the seeded tables were vacuumed. Each window sums the CPU of every process of the service under
-test, and of nothing else on the machine: the web, worker and beat processes running from the
-listening server's directory, and the Postgres cluster the server uses (its postmaster and
-backends, less this process's own backend), each with its reaped children.
+One agent with embedded memories (its tables vacuumed before the clock starts), one keep-alive
+client, requests one after another: first ``recalls`` recalls whose questions were never asked
+before in the run (no query-vector cache can help), then ``writes`` single writes, whose
+window stays open until the server's worker has embedded every one of them. Each window sums
+the CPU of every process of the service under test, and of nothing else on the machine: the
+web, worker and beat processes running from the listening server's directory, and the Postgres
+cluster the server uses (its postmaster and backends, less this process's own backend), each
+with its reaped children.
 
 In the same run this process then embeds the same inputs through the deployment's own
 provider: every recall question once through the query encoder, as a recall does, and the
@@ -141,7 +142,11 @@ def parent_pid(pid: int) -> int:
 def find_service(url: str) -> ServiceProcesses:
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    directories = {_working_directory(pid) for pid in listening_pids(port)} - {None}
+    directories = {
+        directory
+        for directory in map(_working_directory, listening_pids(port))
+        if directory is not None
+    }
     if len(directories) != 1:
         raise CpuFloorRefused(
             f"expected one server directory listening on port {port}, found {sorted(directories)}"
@@ -150,7 +155,7 @@ def find_service(url: str) -> ServiceProcesses:
         cursor.execute("SELECT pg_backend_pid()")
         (backend,) = cursor.fetchone()
     return ServiceProcesses(
-        directory=str(directories.pop()), postmaster=parent_pid(backend), own_backend=backend
+        directory=directories.pop(), postmaster=parent_pid(backend), own_backend=backend
     )
 
 

@@ -91,10 +91,10 @@ class _TrickySerializer(serializers.Serializer):
     note = serializers.CharField(required=False)
     fallback = serializers.CharField(default="kept")
     flag = serializers.BooleanField(default=True)
-    label = serializers.SerializerMethodField()
+    caption = serializers.SerializerMethodField()
 
-    def get_label(self, row):
-        return f"row {row.title}"
+    def get_caption(self, row):
+        return f"row {row['title'] if isinstance(row, dict) else row.title}"
 
 
 @pytest.mark.parametrize(

@@ -113,7 +113,7 @@ def compile_representation(
     ):
         return serializer.to_representation
     plan = [
-        (field.field_name, _reader(field), _conversion(field))
+        (str(field.field_name), _reader(field), _conversion(field))
         for field in serializer._readable_fields
     ]
 
@@ -161,11 +161,16 @@ def _conversion(field: serializers.Field[Any, Any, Any, Any]) -> Callable[[Any],
     kind = type(field)
     if kind in _CONVERSIONS:
         return _CONVERSIONS[kind]
-    if kind is serializers.UUIDField and field.uuid_format == "hex_verbose":
-        return str
-    if kind is serializers.ListField:
+    if isinstance(field, serializers.UUIDField) and kind is serializers.UUIDField:
+        if field.uuid_format == "hex_verbose":
+            return str
+    elif isinstance(field, serializers.ListField) and kind is serializers.ListField:
         child = _conversion(field.child)
         return lambda items: [None if item is None else child(item) for item in items]
-    if kind is serializers.DictField and type(field.child) is _UnvalidatedField:
+    elif (
+        isinstance(field, serializers.DictField)
+        and kind is serializers.DictField
+        and type(field.child) is _UnvalidatedField
+    ):
         return lambda mapping: {str(key): value for key, value in mapping.items()}
     return field.to_representation
