@@ -241,8 +241,9 @@ def fetch_scored(
     scope: CompiledScope, sql: str, params: Sequence[Any], *, columns: int = 1
 ) -> list[tuple[Memory, tuple[Any, ...]]]:
     """Run a statement selecting :func:`select_list` plus ``columns`` (0 or more) trailing
-    values; rows come back as ``(Memory, values)``, built the way Django's own iterators build
-    them (``from_db`` after the fields' converters), without ``raw()``'s per-query column
+    values; rows come back as ``(Memory, values)``, the instances Django's own iterators build
+    (the fields' converters, then ``from_db``'s instance, by
+    :func:`~apps.core.db.rows.model_from_row`), without ``raw()``'s per-query column
     resolution. Parameters are bound server-side (:mod:`apps.core.db.cursors`)."""
     shape = _row_shape(scope.using)
     connection = connections[scope.using]
