@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from psycopg.pq import Format
 
 from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
@@ -88,6 +89,9 @@ def test_a_repeated_statement_is_prepared_once_the_threshold_is_met(prepared_on_
     assert prepared == 1
 
 
+TIMESTAMPTZ = psycopg.postgres.types["timestamptz"].oid
+
+
 @pytest.mark.django_db
 def test_timestamps_read_as_djangos_own_cursor_reads_them():
     statement = (
@@ -100,7 +104,9 @@ def test_timestamps_read_as_djangos_own_cursor_reads_them():
     with server_bound_cursor(PRIMARY) as cursor:
         cursor.execute(statement, [value])
         read = cursor.fetchone()
+        loader = cursor.cursor.adapters.get_loader(TIMESTAMPTZ, Format.TEXT)
 
+    assert loader is psycopg.adapters.get_loader(TIMESTAMPTZ, Format.TEXT)
     assert read == expected
     assert read[0] == value
     assert [stamp.tzinfo for stamp in read[:2]] == [datetime.UTC, datetime.UTC]
