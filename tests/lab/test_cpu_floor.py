@@ -115,3 +115,26 @@ def test_the_median_of_runs_is_taken_figure_by_figure():
         "wall_ms": 10.0,
         "by_process": {"postgres": 1.0, "web": 7.0, "worker": 0.0},
     }
+
+
+def test_the_report_prints_each_run_and_the_medians():
+    from lab.management.commands.load_bench import _human_floor
+
+    phase = cpu_floor._phase(count=200, by_role={"web": 6.0}, seconds=2.0, embedding_ms=2.0)
+    report = {
+        "url": "http://127.0.0.1:8000",
+        "service_directory": "/srv/engram",
+        "memories": 300,
+        "embedding_threads": 1,
+        "runs": [{"recall": phase, "write": phase}] * 2,
+        "median": {"recall": phase, "write": phase},
+    }
+
+    lines = _human_floor(report).splitlines()
+
+    assert len(lines) == 7
+    assert lines[0].startswith("load_bench --cpu-floor against http://127.0.0.1:8000")
+    assert lines[5] == (
+        "  median recall   3.0x  service 6.0 ms of CPU, embedding 2.0 ms, overhead 4.0 ms  "
+        "(web 6.0; 10.0 ms wall)"
+    )
