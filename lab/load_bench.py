@@ -269,9 +269,12 @@ def process_role(command_line: str) -> str:
     return ROLE_OTHER
 
 
-def read_process_ticks(proc: str = "/proc") -> dict[int, tuple[str, int]]:
+def read_process_ticks(
+    proc: str = "/proc", *, keep: Callable[..., bool] | None = None
+) -> dict[int, tuple[str, int]]:
     """Every live process's role and CPU time so far, its reaped children's included (user +
-    system, in clock ticks)."""
+    system, in clock ticks); with ``keep``, only the processes it accepts (called with the
+    keywords ``pid``, ``parent`` and ``role``)."""
     own = os.getpid()
     ticks: dict[int, tuple[str, int]] = {}
     try:
@@ -291,6 +294,8 @@ def read_process_ticks(proc: str = "/proc") -> dict[int, tuple[str, int]]:
             continue  # exited meanwhile, or a kernel thread without a readable stat
         pid = int(entry)
         role = ROLE_LOAD_GENERATOR if pid == own else process_role(command_line)
+        if keep is not None and not keep(pid=pid, parent=int(fields[1]), role=role):
+            continue
         # Fields 14-17 of stat (utime, stime, cutime, cstime), counted from the state field as 3.
         ticks[pid] = (role, sum(int(value) for value in fields[11:15]))
     return ticks

@@ -12,6 +12,7 @@ down, and a process that dies loses what was waiting, at most a fraction of a se
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -21,10 +22,10 @@ from datetime import timedelta
 
 from cachetools import TTLCache
 from django.conf import settings
-from django.db import connection
-from django.db.models import F, Q
+from django.db import connection, connections, router
 from django.utils import timezone
 
+from apps.core.db.cursors import server_bound_cursor
 from apps.core.telemetry import emit
 
 logger = logging.getLogger(__name__)
@@ -37,15 +38,33 @@ IDLE_CLOSE_SECONDS = 30.0
 
 
 def bump_recall_counts(*, memory_ids: Iterable[uuid.UUID]) -> int:
-    """+1 recall for each memory not bumped within the cooldown. Returns rows bumped."""
+    """+1 recall for each memory not bumped within the cooldown. Returns rows bumped.
+
+    One statement written once, bound server-side: compiling the equivalent queryset
+    ``update()`` for every drain cost more client CPU than the UPDATE costs Postgres."""
     from apps.memory.models import Memory
 
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.MEMORY_RECALL_BUMP_COOLDOWN_SECONDS)
+    using = router.db_for_write(Memory)
+    with server_bound_cursor(using) as cursor:
+        cursor.execute(_bump_statement(using), [now, list(memory_ids), cutoff])
+        return int(cursor.rowcount)
+
+
+@functools.cache
+def _bump_statement(using: str) -> str:
+    from apps.memory.models import Memory
+
+    quote = connections[using].ops.quote_name
+    table, count, recalled = (
+        quote(Memory._meta.db_table),
+        quote("recall_count"),
+        quote("last_recalled_at"),
+    )
     return (
-        Memory.objects.filter(pk__in=list(memory_ids))
-        .filter(Q(last_recalled_at__isnull=True) | Q(last_recalled_at__lt=cutoff))
-        .update(recall_count=F("recall_count") + 1, last_recalled_at=now)
+        f"UPDATE {table} SET {count} = {count} + 1, {recalled} = %s "  # noqa: S608
+        f"WHERE {quote('id')} = ANY(%s) AND ({recalled} IS NULL OR {recalled} < %s)"
     )
 
 

@@ -4,9 +4,13 @@
                          --mix recall|write|mixed [--queries unique|repeat]
                          [--agents 8] [--memories 200]
                          [--max-requests N] [--json]
+    manage.py load_bench --cpu-floor [--url ...] [--recalls 200] [--writes 200]
+                         [--memories 300] [--repeat 3] [--json]
 
 Run it with the same settings (and data directory) as the server under test: it seeds its own
-tenant in that database, then talks to the server over HTTP only. docs/benchmarks/load.md
+tenant in that database, then talks to the server over HTTP only. ``--cpu-floor`` measures
+instead what one recall and one write cost the service's processes in CPU, against what the
+deployment's embedder costs for the same inputs (lab/cpu_floor.py). docs/benchmarks/load.md
 has the figures and how they were taken.
 """
 
@@ -18,7 +22,7 @@ from django.core.management.base import CommandError, CommandParser
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
-from lab import load_bench
+from lab import cpu_floor, load_bench
 
 
 class Command(EngramCommand):
@@ -45,14 +49,41 @@ class Command(EngramCommand):
         )
         parser.add_argument("--agents", type=int, default=8, help="Agents (one key each).")
         parser.add_argument(
-            "--memories", type=int, default=200, help="Embedded memories seeded per agent."
+            "--memories",
+            type=int,
+            default=None,
+            help="Embedded memories seeded per agent (200; 300 with --cpu-floor).",
         )
         parser.add_argument(
             "--max-requests", type=int, default=100_000, help="Stop after this many requests."
         )
 
+        parser.add_argument(
+            "--cpu-floor",
+            action="store_true",
+            help="One client, one agent: CPU per recall and per write over the service's "
+            "processes, next to the embedding of the same inputs.",
+        )
+        parser.add_argument(
+            "--recalls", type=int, default=cpu_floor.DEFAULT_RECALLS, help="--cpu-floor only."
+        )
+        parser.add_argument(
+            "--writes", type=int, default=cpu_floor.DEFAULT_WRITES, help="--cpu-floor only."
+        )
+        parser.add_argument(
+            "--repeat",
+            type=int,
+            default=cpu_floor.DEFAULT_REPEAT,
+            help="--cpu-floor only: runs, each on a fresh tenant; the medians are printed.",
+        )
+
     @override
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["cpu_floor"]:
+            self._cpu_floor(options)
+            return
+        if options["memories"] is None:
+            options["memories"] = 200
         try:
             plan = load_bench.validate(
                 load_bench.LoadPlan(
@@ -89,6 +120,22 @@ class Command(EngramCommand):
             }
         )
         self.render(options, report, _human(report))
+
+    def _cpu_floor(self, options: dict[str, Any]) -> None:
+        try:
+            plan = cpu_floor.validate(
+                cpu_floor.FloorPlan(
+                    url=options["url"],
+                    recalls=options["recalls"],
+                    writes=options["writes"],
+                    memories=options["memories"] or cpu_floor.DEFAULT_MEMORIES,
+                    repeat=options["repeat"],
+                )
+            )
+            report = cpu_floor.run(plan)
+        except (cpu_floor.CpuFloorRefused, load_bench.LoadBenchRefused) as exc:
+            raise CommandError(str(exc)) from exc
+        self.render(options, report, _human_floor(report))
 
 
 def _human(report: dict[str, Any]) -> str:
@@ -129,4 +176,27 @@ def _human(report: dict[str, Any]) -> str:
             + ", ".join(f"{role} {ms}" for role, ms in by_process.items())
         )
     lines.append(f"  removed the load tenant ({report['memories_removed']:,} memories)")
+    return "\n".join(lines)
+
+
+def _human_floor(report: dict[str, Any]) -> str:
+    runs = report["runs"]
+    lines = [
+        f"load_bench --cpu-floor against {report['url']} ({report['service_directory']}): "
+        f"1 client, 1 agent x {report['memories']} memories, {len(runs)} run(s); the "
+        f"embedder on {report['embedding_threads']} thread(s)"
+    ]
+    labelled = [(f"run {n}", run) for n, run in enumerate(runs, start=1)]
+    if len(runs) > 1:
+        labelled.append(("median", report["median"]))
+    for label, figures in labelled:
+        for phase in ("recall", "write"):
+            row = figures[phase]
+            lines.append(
+                f"  {label:<6} {phase:<6} {row['ratio']:>5}x  service {row['service_cpu_ms']} ms "
+                f"of CPU, embedding {row['embedding_cpu_ms']} ms, overhead "
+                f"{row['overhead_ms']} ms  ("
+                + ", ".join(f"{role} {ms}" for role, ms in row["by_process"].items())
+                + f"; {row['wall_ms']} ms wall)"
+            )
     return "\n".join(lines)

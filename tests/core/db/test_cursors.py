@@ -1,5 +1,6 @@
 """Server-bound cursors and the binary vector parameter (apps/core/db/cursors.py)."""
 
+import datetime
 from typing import Any
 
 import numpy as np
@@ -7,6 +8,7 @@ import psycopg
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from psycopg.pq import Format
 
 from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
@@ -85,3 +87,27 @@ def test_a_repeated_statement_is_prepared_once_the_threshold_is_met(prepared_on_
 
     assert answers == [2, 4, 6]
     assert prepared == 1
+
+
+TIMESTAMPTZ = psycopg.postgres.types["timestamptz"].oid
+
+
+@pytest.mark.django_db
+def test_timestamps_read_as_djangos_own_cursor_reads_them():
+    statement = (
+        "SELECT %s::timestamptz, '2026-02-03 04:05:06.789012+05:30'::timestamptz, NULL::timestamptz"
+    )
+    value = datetime.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=datetime.UTC)
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [value])
+        expected = cursor.fetchone()
+    with server_bound_cursor(PRIMARY) as cursor:
+        cursor.execute(statement, [value])
+        read = cursor.fetchone()
+        loader = cursor.cursor.adapters.get_loader(TIMESTAMPTZ, Format.TEXT)
+
+    assert loader is psycopg.adapters.get_loader(TIMESTAMPTZ, Format.TEXT)
+    assert read == expected
+    assert read[0] == value
+    assert [stamp.tzinfo for stamp in read[:2]] == [datetime.UTC, datetime.UTC]
+    assert read[1].isoformat() == "2026-02-02T22:35:06.789012+00:00"

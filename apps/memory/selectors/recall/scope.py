@@ -28,6 +28,7 @@ from django.db.models import Q
 from django.db.models.expressions import Col
 
 from apps.core.db.cursors import server_bound_cursor
+from apps.core.db.rows import instances_are_plain, model_from_row
 from apps.core.repos import ScopeViolation, heavy_read_memories
 from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
@@ -256,8 +257,9 @@ def fetch_scored(
     scope: CompiledScope, sql: str, params: Sequence[Any], *, columns: int = 1
 ) -> list[tuple[Memory, tuple[Any, ...]]]:
     """Run a statement selecting :func:`select_list` plus ``columns`` (0 or more) trailing
-    values; rows come back as ``(Memory, values)``, built the way Django's own iterators build
-    them (``from_db`` after the fields' converters), without ``raw()``'s per-query column
+    values; rows come back as ``(Memory, values)``, the instances Django's own iterators build
+    (the fields' converters, then ``from_db``'s instance, by
+    :func:`~apps.core.db.rows.model_from_row`), without ``raw()``'s per-query column
     resolution. Parameters are bound server-side (:mod:`apps.core.db.cursors`)."""
     shape = _row_shape(scope.using)
     connection = connections[scope.using]
@@ -265,13 +267,17 @@ def fetch_scored(
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     scored = []
+    plain = instances_are_plain(Memory)
     for row in rows:
         split = len(row) - columns
         values = list(row[:split])
         for position, column, converters in shape.converters:
             for converter in converters:
                 values[position] = converter(values[position], column, connection)
-        scored.append((Memory.from_db(scope.using, shape.field_names, values), tuple(row[split:])))
+        memory = model_from_row(
+            Memory, using=scope.using, attnames=shape.field_names, values=values, plain=plain
+        )
+        scored.append((memory, tuple(row[split:])))
     return scored
 
 
