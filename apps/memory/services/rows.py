@@ -20,6 +20,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
+from apps.core.db.copies import copy_instances
 from apps.core.db.inserts import insert_instances
 from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
@@ -33,9 +34,6 @@ from apps.memory.services.embedding import memory_wake_embeddings
 from apps.memory.services.tombstones import tombstone_clear
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
-
-RESTORE_BATCH_SIZE = 500
-
 
 @dataclass(frozen=True)
 class MemoryDraft:
@@ -194,21 +192,14 @@ def memory_insert(
 def memory_restore(*, tenant: Tenant, memories: Sequence[Memory]) -> None:
     """Insert exported rows exactly as they were (helper for the tenant import, inside its
     transaction): ids, timestamps, session positions and version links kept, no quota, no
-    threading. Rows without a vector stay pending; the beat backfill embeds them."""
-    stamps: dict[uuid.UUID, tuple[datetime, datetime, uuid.UUID | None]] = {}
+    threading. Rows without a vector stay pending; the beat backfill embeds them.
+
+    One binary COPY, whatever the count: the keyword postings and the subject counts are built
+    once for the whole set by the table's statement-level triggers. A row may name a successor
+    that comes after it: the foreign key is checked at commit."""
     for memory in memories:
         memory.tenant = tenant
-        # Inserted without their links first: a row may point at one inserted after it.
-        stamps[memory.pk] = (memory.created_at, memory.updated_at, memory.superseded_by_id)
-        memory.superseded_by_id = None
-    Memory.objects.bulk_create(memories, batch_size=RESTORE_BATCH_SIZE)
-    for memory in memories:
-        memory.created_at, memory.updated_at, memory.superseded_by_id = stamps[memory.pk]
-    # bulk_create stamped created_at/updated_at with "now" (auto_now_add, auto_now);
-    # bulk_update writes the attributes as given.
-    Memory.objects.bulk_update(
-        memories, ["created_at", "updated_at", "superseded_by"], batch_size=RESTORE_BATCH_SIZE
-    )
+    copy_instances(memories, model=Memory, using=PRIMARY, stamp=False)
 
 
 def _wake_embedding_after_commit(tenant_id: uuid.UUID) -> None:
