@@ -88,4 +88,3 @@ def copy_instances(
                 instance._state.db = using
                 written += 1
     return written
-

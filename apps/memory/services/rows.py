@@ -35,6 +35,12 @@ from apps.memory.services.tombstones import tombstone_clear
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
 
+#: Rows per COPY statement of a restore. Each embedded row enters the HNSW graph as it is
+#: written (a few hundred to a few thousand rows a second, by graph size), and every statement
+#: must end within the OLTP statement timeout.
+RESTORE_COPY_ROWS = 2_000
+
+
 @dataclass(frozen=True)
 class MemoryDraft:
     """A long-term memory to write, before it has an id.
@@ -194,12 +200,15 @@ def memory_restore(*, tenant: Tenant, memories: Sequence[Memory]) -> None:
     transaction): ids, timestamps, session positions and version links kept, no quota, no
     threading. Rows without a vector stay pending; the beat backfill embeds them.
 
-    One binary COPY, whatever the count: the keyword postings and the subject counts are built
-    once for the whole set by the table's statement-level triggers. A row may name a successor
-    that comes after it: the foreign key is checked at commit."""
+    Binary COPY, a statement per ``RESTORE_COPY_ROWS`` rows: the table's statement-level
+    triggers build the keyword postings and the subject counts once per statement, set-wise.
+    A row may name a successor that comes after it: the foreign key is checked at commit."""
     for memory in memories:
         memory.tenant = tenant
-    copy_instances(memories, model=Memory, using=PRIMARY, stamp=False)
+    for start in range(0, len(memories), RESTORE_COPY_ROWS):
+        copy_instances(
+            memories[start : start + RESTORE_COPY_ROWS], model=Memory, using=PRIMARY, stamp=False
+        )
 
 
 def _wake_embedding_after_commit(tenant_id: uuid.UUID) -> None:
