@@ -22,10 +22,31 @@ pytestmark = pytest.mark.django_db
 
 ROWS = 2400
 SUBJECTS = 12
-WORDS = (
-    "kayak river delta tea deploy pipeline billing staging backup gateway rotation editor "
-    "mobile search index postgres rust window incident retro friday region bucket"
-).split()
+WORDS = [
+    "kayak",
+    "river",
+    "delta",
+    "tea",
+    "deploy",
+    "pipeline",
+    "billing",
+    "staging",
+    "backup",
+    "gateway",
+    "rotation",
+    "editor",
+    "mobile",
+    "search",
+    "index",
+    "postgres",
+    "rust",
+    "window",
+    "incident",
+    "retro",
+    "friday",
+    "region",
+    "bucket",
+]
 
 # Each lexeme's postings with the memory named by its text, so two tenants compare.
 POSTINGS = """
