@@ -69,6 +69,9 @@ SCOPE_VECTORS_INDEX = DeferredIndex(
     "WHERE superseded_by_id IS NULL AND embedding IS NOT NULL",
 )
 
+# The keyword postings (migration 0020), written by a statement-level trigger on the table.
+SEARCH_TERM_TABLE = "memory_search_term"
+
 DISTRIBUTIONS = ("uniform", "zipf")
 DEFAULT_TOPICS = 300
 SUBTOPICS_PER_TOPIC = 16
@@ -399,6 +402,8 @@ _PER_ROW_COLUMNS = (
     "embedding_content_hash",
     "embedded_at",
     "occurred_at",
+    # Written rather than left to the table's per-row BEFORE trigger that defaults it.
+    "valid_from",
 )
 
 
@@ -467,8 +472,10 @@ def vector_index_exists() -> bool:
 
 def deferred_indexes() -> list[DeferredIndex]:
     """The indexes a bulk load drops and rebuilds: the HNSW index (created even if missing),
-    the covering vectors btree where it exists, and every GIN index on the table (trigram,
-    full text: each row adds dozens of entries), the latter as the server defines them now."""
+    the covering vectors btree where it exists, every GIN index on the table (trigram, full
+    text: each row adds dozens of entries) and the keyword postings' btrees (the insert
+    trigger writes about five postings a row), the latter two as the server defines them
+    now."""
     indexes = [HNSW_INDEX]
     if index_exists(SCOPE_VECTORS_INDEX):
         indexes.append(SCOPE_VECTORS_INDEX)
@@ -477,9 +484,10 @@ def deferred_indexes() -> list[DeferredIndex]:
             "SELECT index_class.relname, pg_get_indexdef(index_class.oid) "
             "FROM pg_index JOIN pg_class index_class ON index_class.oid = pg_index.indexrelid "
             "JOIN pg_am ON pg_am.oid = index_class.relam "
-            "WHERE pg_index.indrelid = %s::regclass AND pg_am.amname = 'gin' "
+            "WHERE (pg_index.indrelid = %s::regclass AND pg_am.amname = 'gin') "
+            "OR pg_index.indrelid = to_regclass(%s) "
             "ORDER BY index_class.relname",
-            [Memory._meta.db_table],
+            [Memory._meta.db_table, SEARCH_TERM_TABLE],
         )
         indexes += [DeferredIndex(name=name, definition=sql) for name, sql in cursor.fetchall()]
     return indexes
@@ -567,6 +575,7 @@ def copy_memories(
                             text,
                             rows.vectors[index],
                             embedding_content_hash(text),
+                            created,
                             created,
                             created,
                             *constants,

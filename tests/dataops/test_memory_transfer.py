@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 
 from apps.knowledge.models import Article
 from apps.memory.models import Memory, SessionMemory
@@ -497,3 +498,44 @@ def test_a_superseded_by_link_across_subjects_is_refused(tenant, corpus, tmp_pat
 
     assert exc.value.returncode == 1
     assert table_counts() == counts
+
+
+def test_a_row_the_database_refuses_mid_copy_leaves_nothing(tenant, corpus, tmp_path):
+    # Two new promoted rows of one subject with one text: the file checks pass them (they
+    # clash with nothing the tenant holds), the unique index refuses the second during the
+    # copy, after every row before it was streamed.
+    path = tmp_path / "export.jsonl"
+    _export(tenant, path)
+    wipe(tenant)
+    records = _lines(path)
+    memories = [index for index, record in enumerate(records) if record["type"] == "memory"]
+    first, last = records[memories[0]], records[memories[-1]]
+    last.update(
+        source="promoted",
+        subject_id=first["subject_id"],
+        text=first["text"],
+        embedding_content_hash=first["embedding_content_hash"],
+        superseded_by=None,
+        supersedes=[],
+        conflicts_with=[],
+    )
+    first["source"] = "promoted"
+    _write(path, records)
+    counts = table_counts()
+    derived = _derived_counts()
+
+    with pytest.raises(CommandError, match="refused the import") as exc:
+        _import(tenant, path)
+
+    assert exc.value.returncode == 1
+    assert table_counts() == counts
+    assert _derived_counts() == derived
+
+
+def _derived_counts():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT count(*) FROM memory_search_term), "
+            "(SELECT coalesce(sum(live + superseded), 0) FROM memory_scope_usage)"
+        )
+        return cursor.fetchone()

@@ -20,6 +20,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
+from apps.core.db.copies import copy_instances
 from apps.core.db.inserts import insert_instances
 from apps.core.db.on_commit import after_commit
 from apps.core.db.routers import PRIMARY
@@ -34,7 +35,10 @@ from apps.memory.services.tombstones import tombstone_clear
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
 
-RESTORE_BATCH_SIZE = 500
+#: Rows per COPY statement of a restore. Each embedded row enters the HNSW graph as it is
+#: written (a few hundred to a few thousand rows a second, by graph size), and every statement
+#: must end within the OLTP statement timeout.
+RESTORE_COPY_ROWS = 2_000
 
 
 @dataclass(frozen=True)
@@ -194,21 +198,17 @@ def memory_insert(
 def memory_restore(*, tenant: Tenant, memories: Sequence[Memory]) -> None:
     """Insert exported rows exactly as they were (helper for the tenant import, inside its
     transaction): ids, timestamps, session positions and version links kept, no quota, no
-    threading. Rows without a vector stay pending; the beat backfill embeds them."""
-    stamps: dict[uuid.UUID, tuple[datetime, datetime, uuid.UUID | None]] = {}
+    threading. Rows without a vector stay pending; the beat backfill embeds them.
+
+    Binary COPY, a statement per ``RESTORE_COPY_ROWS`` rows: the table's statement-level
+    triggers build the keyword postings and the subject counts once per statement, set-wise.
+    A row may name a successor that comes after it: the foreign key is checked at commit."""
     for memory in memories:
         memory.tenant = tenant
-        # Inserted without their links first: a row may point at one inserted after it.
-        stamps[memory.pk] = (memory.created_at, memory.updated_at, memory.superseded_by_id)
-        memory.superseded_by_id = None
-    Memory.objects.bulk_create(memories, batch_size=RESTORE_BATCH_SIZE)
-    for memory in memories:
-        memory.created_at, memory.updated_at, memory.superseded_by_id = stamps[memory.pk]
-    # bulk_create stamped created_at/updated_at with "now" (auto_now_add, auto_now);
-    # bulk_update writes the attributes as given.
-    Memory.objects.bulk_update(
-        memories, ["created_at", "updated_at", "superseded_by"], batch_size=RESTORE_BATCH_SIZE
-    )
+    for start in range(0, len(memories), RESTORE_COPY_ROWS):
+        copy_instances(
+            memories[start : start + RESTORE_COPY_ROWS], model=Memory, using=PRIMARY, stamp=False
+        )
 
 
 def _wake_embedding_after_commit(tenant_id: uuid.UUID) -> None:
