@@ -3,7 +3,8 @@
 The quiet agent sends a steady stream of recalls (one connection, a fixed rate, a query never
 asked before each time), first alone and then while the flooder writes session turns, creates
 articles, recalls, asks for knowledge context and requests promotions from several
-connections at once, as fast as the server answers, without waiting out ``Retry-After``.
+connections at once, as fast as the server answers; a refused connection pauses for the
+``Retry-After`` it was given, up to a second, as a retrying client would.
 The figures are the quiet agent's latency in both phases, their ratio, and what the flooder
 was refused. Like :mod:`lab.load_bench` it seeds its own tenant through the services, talks
 to a loopback server over HTTP only, and removes the tenant at the end.
@@ -59,6 +60,8 @@ TURNS_PER_SESSION = 10
 # An article's body: long enough for the novelty gate to embed a real passage.
 ARTICLE_SENTENCES = 8
 SERVER_START_TIMEOUT_SECONDS = 180.0
+# The longest a flooder's connection pauses after a 429 before its next request.
+MAX_REFUSAL_PAUSE_SECONDS = 1.0
 # The quiet agent's recalls before its baseline, not recorded.
 WARMUP_SECONDS = 3.0
 
@@ -81,6 +84,14 @@ def validate(plan: FloodPlan) -> FloodPlan:
     if not 0 < plan.quiet_rate <= MAX_QUIET_RATE:
         raise LoadBenchRefused(f"--quiet-rate must be in (0, {MAX_QUIET_RATE}]")
     return plan
+
+
+def retry_after_seconds(payload: bytes) -> float:
+    """A refusal's ``details.retry_after_seconds`` (the ``Retry-After`` header's value)."""
+    try:
+        return float(json.loads(payload)["error"]["details"]["retry_after_seconds"])
+    except (ValueError, KeyError, TypeError):
+        return 0.0
 
 
 def outcome_label(status: str, payload: bytes) -> str:
@@ -189,6 +200,10 @@ class Flooder:
                     self.stats[operation].record(
                         milliseconds=elapsed, status=outcome_label(status, payload)
                     )
+                if status == "429":
+                    # As a retrying client does, but at most a short pause: the flood resumes
+                    # long before most windows end.
+                    stop.wait(min(retry_after_seconds(payload), MAX_REFUSAL_PAUSE_SECONDS))
         finally:
             http.close()
 
