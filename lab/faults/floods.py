@@ -31,16 +31,18 @@ from django.db import connection
 from apps.tenancy.models import ApiKeyRole
 from apps.tenancy.services import api_key_create, tenant_create
 from lab.http_client import KeepAliveClient
+from lab.memory_bench import distinct_topics
 
 FLOODER = "flooder"
 BYSTANDER = "bystander"
 BATCH_ITEMS = 10
+ARTICLE_TOPICS = distinct_topics(seed=35)
 # The server's bounds for a flood case to reach within seconds (its environment and this
 # command's must both carry them).
 FLOOD_CASE_BOUNDS = {
     "ENGRAM_SESSION_QUOTA_TURNS": "120",
     "ENGRAM_MEMORY_QUOTA_LIVE_ROWS": "150",
-    "ENGRAM_KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR": "12",
+    "ENGRAM_KNOWLEDGE_QUOTA_ARTICLES_PER_AUTHOR": "4",
     "ENGRAM_PROMOTION_SUBJECT_BUDGET_PER_HOUR": "3",
 }
 # How long the seeded rows must stay unchanged (the worker embedding them) before the
@@ -218,12 +220,11 @@ def _memory_batch(connection_number: int, n: int, run: str) -> Request:
 
 
 def _article(connection_number: int, n: int, run: str) -> Request:
-    tag = f"{run}-{connection_number}-{n}-{uuid.uuid4().hex[:8]}"
-    body = {
-        "title": f"Flood finding {tag}",
-        "body": f"Builds tagged {tag} warm the cache before the tests {tag}.",
-        "category": "finding",
-    }
+    tag = f"{run}-{connection_number}-{n}"
+    # Sentences on unrelated topics, so the novelty gate takes each for a new article.
+    first = (connection_number * 1009 + n) * 3
+    sentences = " ".join(ARTICLE_TOPICS[(first + i) % len(ARTICLE_TOPICS)] + "." for i in range(3))
+    body = {"title": f"Flood finding {tag}", "body": sentences, "category": "finding"}
     return "/api/v1/knowledge/articles", body
 
 
