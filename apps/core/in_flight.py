@@ -3,10 +3,10 @@ tenant).
 
 A counting semaphore per (tenant, subject) in the shared cache, like the heavy-read slots
 (:mod:`apps.core.heavy_read`): every web process counts against one semaphore when ``REDIS_URL``
-is set, each process against its own without it. A request past the cap is refused at once,
-before its body is read or any query runs, so an agent that opens more connections than the
-cap gets no more of the web tier's threads and cores than the cap, and its refusals cost
-little. Slots carry a TTL so a crashed process cannot leak one for long.
+is set; without it each process counts alone, against its share of the cap. A request past
+the cap is refused at once, before its body is read or any query runs, so an agent that opens
+more connections than the cap gets no more of the web tier's threads and cores than the cap,
+and its refusals cost little. Slots carry a TTL so a crashed process cannot leak one for long.
 """
 
 from __future__ import annotations
@@ -37,13 +37,23 @@ def _key(tenant_id: object, subject_id: str) -> str:
     return f"in_flight:{tenant_id}:{digest}"
 
 
+def subject_in_flight_limit() -> int:
+    """``SUBJECT_MAX_IN_FLIGHT``, or without a shared cache (no ``REDIS_URL``) this process's
+    share of it: each of the ``WEB_PROCESSES`` counts alone, so together they still hold about
+    the cap, and one subject cannot take every thread of a process."""
+    limit = int(settings.SUBJECT_MAX_IN_FLIGHT)
+    if settings.REDIS_URL:
+        return limit
+    return max(1, -(-limit // max(1, int(settings.WEB_PROCESSES))))
+
+
 @contextmanager
 def subject_in_flight_slot(
     *, tenant_id: object, subject_id: str, limit: int | None = None
 ) -> Iterator[None]:
     """Hold one of the subject's ``SUBJECT_MAX_IN_FLIGHT`` slots for the block, or raise
     :class:`TooManyRequestsInFlight` (429, nothing held) when all are taken."""
-    limit = settings.SUBJECT_MAX_IN_FLIGHT if limit is None else limit
+    limit = subject_in_flight_limit() if limit is None else limit
     key = _key(tenant_id, subject_id)
     cache.add(key, 0, timeout=SLOT_TTL_SECONDS)
     try:
@@ -57,7 +67,9 @@ def subject_in_flight_slot(
             raise TooManyRequestsInFlight(
                 f"This subject already has {limit} requests in flight; retry when one ends.",
                 retry_after_seconds=RETRY_AFTER_SECONDS,
-                details={"limit": limit},
+                # Not `limit`: clients read a 429's `limit` as a rate limit's window, which a
+                # batch costing more than it could never pass.
+                details={"max_in_flight": limit},
             )
         yield
     finally:

@@ -14,7 +14,11 @@ from contextlib import ExitStack
 import pytest
 from django.core.cache import caches
 
-from apps.core.in_flight import TooManyRequestsInFlight, subject_in_flight_slot
+from apps.core.in_flight import (
+    TooManyRequestsInFlight,
+    subject_in_flight_limit,
+    subject_in_flight_slot,
+)
 from apps.memory.models import Memory
 
 CAP = 4
@@ -39,7 +43,10 @@ def test_the_request_at_the_cap_is_served_and_the_one_past_it_refused(
         assert refused.status_code == 429
         assert refused["Retry-After"] == "1"
         assert refused.json()["error"]["code"] == "too_many_requests_in_flight"
-        assert refused.json()["error"]["details"] == {"retry_after_seconds": 1, "limit": CAP}
+        assert refused.json()["error"]["details"] == {
+            "retry_after_seconds": 1,
+            "max_in_flight": CAP,
+        }
         assert list(Memory.objects.values_list("text", flat=True)) == [
             "the fourth request in flight"
         ]
@@ -76,6 +83,32 @@ def test_every_request_gives_its_slot_back_however_it_ends(settings, agent):
     assert outcomes == [201, 422, 404, 200, 201]
 
 
+@pytest.mark.parametrize(
+    ("_case", "redis_url", "processes", "expected"),
+    [
+        ("shared cache: the whole cap", "redis://cache:6379/0", 2, 4),
+        ("one process: the whole cap", "", 1, 4),
+        ("two processes: half each", "", 2, 2),
+        ("three processes: rounded up", "", 3, 2),
+        ("more processes than the cap: one each", "", 8, 1),
+    ],
+)
+def test_without_a_shared_cache_each_process_holds_its_share(
+    settings, _case, redis_url, processes, expected
+):
+    settings.SUBJECT_MAX_IN_FLIGHT = CAP
+    settings.REDIS_URL = redis_url
+    settings.WEB_PROCESSES = processes
+    assert subject_in_flight_limit() == expected
+    with ExitStack() as held:
+        _hold(held, tenant_id="t", subject_id="a", count=expected)
+        with (
+            pytest.raises(TooManyRequestsInFlight),
+            subject_in_flight_slot(tenant_id="t", subject_id="a"),
+        ):
+            pass
+
+
 # ----------------------------------------------------------------------------- real Redis
 
 
@@ -101,6 +134,7 @@ def redis_cache(settings) -> Iterator[None]:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
+        settings.REDIS_URL = f"redis://127.0.0.1:{port}/0"
         settings.CACHES = {
             "default": {
                 "BACKEND": "django.core.cache.backends.redis.RedisCache",
