@@ -42,7 +42,7 @@ def subject_in_flight_limit() -> int:
     share of it: each of the ``WEB_PROCESSES`` counts alone, so together they still hold about
     the cap, and one subject cannot take every thread of a process."""
     limit = int(settings.SUBJECT_MAX_IN_FLIGHT)
-    if settings.REDIS_URL:
+    if settings.REDIS_URL or limit <= 0:  # 0 refuses every request, as a rate limit of 0 does
         return limit
     return max(1, -(-limit // max(1, int(settings.WEB_PROCESSES))))
 

@@ -125,9 +125,7 @@ class TenantApi(APIView):
         `too_many_requests_in_flight` and does nothing (nor counts in its rate-limit bucket)."""
         slot = ExitStack()
         slot.enter_context(
-            subject_in_flight_slot(
-                tenant_id=self.scope.tenant.pk, subject_id=self.scope.subject_id
-            )
+            subject_in_flight_slot(tenant_id=self.scope.tenant.pk, subject_id=self.scope.subject_id)
         )
         self._in_flight = slot
 
