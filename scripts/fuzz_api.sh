@@ -62,7 +62,7 @@ done
 
 stop_server
 # The bounds a few seconds of flood reach, for the server and the command alike.
-flood_bounds=$($BIN/python manage.py shell -c "from lab.faults.floods import FLOOD_CASE_BOUNDS as b; print(' '.join(f'{k}={v}' for k, v in b.items()))")
+flood_bounds=$($BIN/python manage.py shell -v 0 -c "from lab.faults.floods import FLOOD_CASE_BOUNDS as b; print(' '.join(f'{k}={v}' for k, v in b.items()))" | tail -1)
 export $flood_bounds
 start_server
 $BIN/python - "$PORT" <<'EOF'
