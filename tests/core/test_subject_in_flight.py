@@ -3,6 +3,7 @@ Retry-After, before any work (no row, no rate-limit hit), and only for that subj
 given back when a request ends, however it ends. Counted in Redis, concurrent holders across
 connections get exactly the cap."""
 
+import os
 import shutil
 import socket
 import subprocess
@@ -185,3 +186,14 @@ def test_concurrent_requests_of_one_subject_get_exactly_the_cap_across_connectio
     # Every slot was given back.
     with ExitStack() as held:
         _hold(held, tenant_id="t", subject_id="noisy", count=CAP)
+
+
+def test_each_gunicorn_worker_learns_how_many_web_processes_there_are(monkeypatch):
+    from types import SimpleNamespace
+
+    from config import gunicorn
+
+    monkeypatch.setenv("ENGRAM_WEB_PROCESSES", "1")
+    gunicorn.post_fork(SimpleNamespace(cfg=SimpleNamespace(workers=3)), worker=None)
+
+    assert os.environ["ENGRAM_WEB_PROCESSES"] == "3"
