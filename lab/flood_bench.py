@@ -242,7 +242,9 @@ def run(*, plan: FloodPlan, flooder: Agent, quiet: Agent) -> dict[str, Any]:
 
     flood_stop = threading.Event()
     # The flooded phase asks the quiet agent's later topics: none was asked alone.
-    beside = QuietAgent(plan=plan, agent=quiet, topics=topics[len(topics) // 2 :], stop=flood_stop)
+    beside = QuietAgent(
+        plan=plan, agent=quiet, topics=topics[len(topics) // 2 : -1000], stop=flood_stop
+    )
     noisy = Flooder(plan=plan, agent=flooder, run_id=run_id)
     connections = [
         threading.Thread(target=noisy.connection, args=(number, flood_stop), daemon=True)

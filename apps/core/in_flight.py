@@ -1,5 +1,5 @@
-"""How many requests one subject may have in flight at once (DESIGN §10, fairness inside a
-tenant).
+"""How many requests one subject may have in flight at once (DESIGN §10: limits follow
+isolation, per (tenant, subject)).
 
 A counting semaphore per (tenant, subject) in the shared cache, like the heavy-read slots
 (:mod:`apps.core.heavy_read`): every web process counts against one semaphore when ``REDIS_URL``
