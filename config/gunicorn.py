@@ -43,6 +43,12 @@ access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s"
 os.environ.setdefault("ENGRAM_LOCAL_EMBEDDING_THREADS", str(max(1, _cores() // max(1, workers))))
 
 
+def post_fork(server: Any, worker: Any) -> None:
+    """Tell the worker how many web processes share the load (``--workers`` included) before
+    its settings load: without a shared cache, each holds its share of per-subject caps."""
+    os.environ["ENGRAM_WEB_PROCESSES"] = str(server.cfg.workers)
+
+
 def post_worker_init(worker: Any) -> None:
     """Load the local embedding models (the stored vectors' and the queries') before the first
     request, not during it."""

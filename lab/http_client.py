@@ -35,6 +35,12 @@ class KeepAliveClient:
         status, _payload = self._exchange(path, body, token=token)
         return status
 
+    def post_response(
+        self, path: str, body: dict[str, Any], *, token: str | None = None
+    ) -> tuple[str, bytes]:
+        """The status as a string and the raw response body (empty after a transport error)."""
+        return self._exchange(path, body, token=token)
+
     def post_json(self, path: str, body: dict[str, Any], *, token: str | None = None) -> Any:
         """The response's parsed JSON body; anything but a 2xx raises ``RuntimeError``."""
         status, payload = self._exchange(path, body, token=token)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # `make fuzz`: schemathesis over the whole OpenAPI schema against a live server, once with an
 # agent key and once with a user key. Fails on any 5xx, any response that breaks its schema and
-# any status code the schema does not document. Own data dir, own port, own processes.
+# any status code the schema does not document. Then the flood cases (lab/faults/floods.py)
+# against the server restarted with low bounds: one agent floods each kind of row, and each
+# case prints what was refused and fails if another subject's or tenant's rows changed.
+# Own data dir, own port, own processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -26,17 +29,24 @@ agent_key=$($BIN/python manage.py create_api_key --tenant "$slug" --role agent -
 user_key=$($BIN/python manage.py create_api_key --tenant "$slug" --role user --name fuzz-user | tail -1)
 
 server_pid=""
-cleanup() {
+start_server() {
+  # The production gunicorn settings (its request-line bound included), one small process.
+  $BIN/gunicorn config.wsgi:application -c config/gunicorn.py --bind "127.0.0.1:${PORT}" \
+    --workers 1 --threads 4 --access-logfile /dev/null \
+    --log-level warning --error-logfile "$ENGRAM_DATA_DIR/gunicorn.log" &
+  server_pid=$!
+}
+stop_server() {
   if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  server_pid=""
+}
+cleanup() {
+  stop_server
   if [ -z "${DATABASE_URL:-}" ]; then $BIN/python manage.py embedded_postgres stop >/dev/null || true; fi
 }
 trap cleanup EXIT INT TERM
 
-# The production gunicorn settings (its request-line bound included), one small process.
-$BIN/gunicorn config.wsgi:application -c config/gunicorn.py --bind "127.0.0.1:${PORT}" \
-  --workers 1 --threads 4 --access-logfile /dev/null \
-  --log-level warning --error-logfile "$ENGRAM_DATA_DIR/gunicorn.log" &
-server_pid=$!
+start_server
 
 status=0
 # One schemathesis worker: with two threads, hypothesis parses lambda sources concurrently and
@@ -49,4 +59,21 @@ for key in "$agent_key" "$user_key"; do
     --max-examples "$MAX_EXAMPLES" --max-time "$MAX_TIME" --seed 1 --workers 1 \
     --suppress-health-check all || status=1
 done
+
+stop_server
+# The bounds a few seconds of flood reach, for the server and the command alike.
+flood_bounds=$($BIN/python manage.py shell -v 0 -c "from lab.faults.floods import FLOOD_CASE_BOUNDS as b; print(' '.join(f'{k}={v}' for k, v in b.items()))" | tail -1)
+export $flood_bounds
+start_server
+$BIN/python - "$PORT" <<'EOF'
+import socket, sys, time
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.5).close()
+        break
+    except OSError:
+        time.sleep(0.2)
+EOF
+$BIN/python manage.py flood_cases --url "http://127.0.0.1:${PORT}" || status=1
 exit $status

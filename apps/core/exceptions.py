@@ -17,6 +17,7 @@ class CoreErrorCode(StrEnum):
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     NOT_ACCEPTABLE = "not_acceptable"
     RATE_LIMITED = "rate_limited"
+    TOO_MANY_REQUESTS_IN_FLIGHT = "too_many_requests_in_flight"
     CONFLICT = "conflict"
     SERVICE_UNAVAILABLE = "service_unavailable"
     DATABASE_UNAVAILABLE = "database_unavailable"

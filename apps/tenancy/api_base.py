@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from typing import Any, ClassVar, TypeVar, cast
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -27,6 +28,7 @@ from typing_extensions import override
 
 from apps.core.db.transactions import unit_of_work
 from apps.core.exceptions import PermissionDenied
+from apps.core.in_flight import subject_in_flight_slot
 from apps.core.rate_limits import RateBucket, enforce_rate_limit
 from apps.tenancy.exceptions import (
     ImpersonationTenantRequired,
@@ -87,8 +89,9 @@ class TenantApi(APIView):
     #: for every URL).
     rate_limit_exempt: ClassVar[Mapping[str, str]] = {}
 
-    _sealed = ("initial", "resolve_scope", "charge_rate_limit")
+    _sealed = ("dispatch", "initial", "resolve_scope", "hold_in_flight_slot", "charge_rate_limit")
     scope: RequestScope
+    _in_flight: ExitStack | None = None
 
     @override
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -102,10 +105,29 @@ class TenantApi(APIView):
             raise TypeError(f"{cls.__name__}: {sorted(charged_and_exempt)} charged and exempt")
 
     @override
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        finally:
+            if self._in_flight is not None:
+                self._in_flight.close()
+
+    @override
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.scope = self.resolve_scope(request)
+        self.hold_in_flight_slot()
         self.charge_rate_limit(request)
+
+    def hold_in_flight_slot(self) -> None:
+        """Take one of the caller's (tenant, subject) in-flight slots until the view
+        returns: past ``SUBJECT_MAX_IN_FLIGHT`` the request is 429
+        `too_many_requests_in_flight` and does nothing (nor counts in its rate-limit bucket)."""
+        slot = ExitStack()
+        slot.enter_context(
+            subject_in_flight_slot(tenant_id=self.scope.tenant.pk, subject_id=self.scope.subject_id)
+        )
+        self._in_flight = slot
 
     @classmethod
     def rate_bucket_for(cls, method: str) -> RateBucket | None:

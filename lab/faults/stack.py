@@ -136,6 +136,8 @@ class Stack:
     worker: subprocess.Popen[bytes] | None = None
     redis: subprocess.Popen[bytes] | None = None
     database_url: str = ""
+    #: Settings over the defaults below, for the processes started from now on.
+    overrides: dict[str, str] = field(default_factory=dict)
     socket_dir: str = ""
     pg_port: int = 5432
 
@@ -175,6 +177,7 @@ class Stack:
             "ENGRAM_PROMOTION_SWEEP_IDLE_SECONDS": "2",
             "ENGRAM_MEMORY_WRITE_RATE_LIMIT": "1000000",
             "PYTHONUNBUFFERED": "1",
+            **self.overrides,
         }
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
@@ -187,6 +190,24 @@ class Stack:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+    def manage_json(self, *args: str) -> dict[str, Any]:
+        """A command run with ``--json``: its document, whether it succeeded or failed."""
+        result = subprocess.run(  # noqa: S603 - fixed argv built here
+            [sys.executable, "manage.py", *args, "--json"],
+            env=self.env(),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        try:
+            document: dict[str, Any] = json.loads(result.stdout)
+        except ValueError as exc:
+            raise RuntimeError(
+                f"manage.py {' '.join(args)} failed:\n{result.stderr[-2000:]}"
+            ) from exc
+        return document
 
     def manage(self, *args: str) -> str:
         result = subprocess.run(  # noqa: S603 - fixed argv built here
@@ -292,6 +313,10 @@ class Stack:
         )
         if not wait_for_port(self.web_port, 60):
             raise RuntimeError("the web server did not start")
+
+    def stop_web(self) -> None:
+        self._kill(self.web, signal.SIGTERM)
+        self.web = None
 
     def start_worker(self) -> None:
         self.worker = self._spawn(

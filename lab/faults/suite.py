@@ -6,10 +6,14 @@ Before the load, the anonymous-MCP case (:mod:`lab.faults.mcp`): an ``engram-mcp
 started with the first client's key is asked for memories without a usable key, and by another
 agent.
 
+After the audit, the flood cases (:mod:`lab.faults.floods`): the web restarted with low bounds,
+one agent floods each kind of row it can create, and the case reports what was refused and
+checks that no other subject or tenant changed.
+
 Pass criteria: nothing acknowledged is lost or stored twice, every memory ends up embedded, no
 promotion job is left in flight, the only server errors clients saw were 503s with
 ``Retry-After`` while the database was down, and the MCP server refused every keyless request
-with 401 and showed no caller another subject's memories.
+with 401 and showed no caller another subject's memories, and every flood case passed.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 import httpx
 from typing_extensions import override
 
+from lab.faults.floods import FLOOD_CASE_BOUNDS
 from lab.faults.load import Client, ClientLog
 from lab.faults.mcp import engram_mcp_http, probe_anonymous_mcp
 from lab.faults.stack import Stack
@@ -259,6 +264,26 @@ def _audit(run: Run, log: ClientLog, db_fault: Fault) -> dict[str, Any]:
     }
 
 
+def _flood_cases(run: Run) -> dict[str, Any]:
+    """After the audit: the web restarted with bounds a few seconds reach, then a flood of
+    each row kind (:mod:`lab.faults.floods`)."""
+    run.say("flood cases: restarting the web with low bounds")
+    run.stack.stop_web()
+    run.stack.overrides.update(FLOOD_CASE_BOUNDS)
+    run.stack.start_web()
+    document = run.stack.manage_json("flood_cases", "--url", run.stack.web_url)
+    # A failed run's document is the error envelope, with the figures as its details.
+    floods: dict[str, Any] = document.get("error", {}).get("details") or document
+    for case in floods.get("cases", []):
+        run.say(
+            f"flood {case['case']}: {case['requests']} requests, refused {case['refused']}; "
+            f"{case['rows_stored']} rows stored of {case['rows_acknowledged']} acknowledged; "
+            f"other subject changed {case['other_subject_tables_changed'] or 'nothing'}, "
+            f"other tenant changed {case['other_tenant_tables_changed'] or 'nothing'}"
+        )
+    return {"passed": bool(floods.get("passed")), "cases": floods.get("cases", [])}
+
+
 def _recover(run: Run) -> tuple[float, int, int]:
     """Seconds from the end of the last fault until every memory is embedded and no
     promotion job is in flight (or the deadline)."""
@@ -324,6 +349,7 @@ def run_fault_suite(
         stop_beat.set()
         beat.join(timeout=10)
         audit = _audit(run, log, db_fault)
+        floods = _flood_cases(run)
         kinds = Counter(op.kind for op in log.ops)
         report = {
             "requests": log.requests,
@@ -345,6 +371,7 @@ def run_fault_suite(
             "provider_failed_calls": stack.embeddings.failed_calls,
             "beat_messages": beat.sent,
             "mcp_anonymous": mcp,
+            "floods": floods,
         }
         report["passed"] = (
             report["lost"] == 0
@@ -354,6 +381,7 @@ def run_fault_suite(
             and report["unexpected_errors"] == 0
             and report["ops_given_up"] == 0
             and mcp["passed"]
+            and floods["passed"]
         )
         report["elapsed_s"] = round(time.monotonic() - started, 1)
         return report

@@ -5,7 +5,8 @@ ranks nor writes.
 The list is built from `config.urls`, and each method's bucket or exemption is read from the
 view's own declaration (``TenantApi.rate_limits``, ``rate_limit_exempt``), then proved by
 requests: a charged method is refused with its bucket's limit set to zero, and an exempt GET is
-served with every limit at zero while an embedding or a heavy-read slot would show.
+served with every limit at zero while an embedding or a heavy-read slot would show. Every
+method is also refused, and changes nothing, past its subject's in-flight cap.
 """
 
 from __future__ import annotations
@@ -234,4 +235,23 @@ def test_an_exempt_get_neither_embeds_ranks_nor_writes(
     assert response.status_code == 200, response.json()
     assert embed.call_count == 0
     assert cache.get(f"heavy_read:inflight:{tenant.pk}") is None
+    assert _row_counts() == before
+
+
+@pytest.mark.parametrize(("method", "route", "view"), ENDPOINTS)
+def test_every_method_is_refused_past_the_subjects_in_flight_cap_and_changes_nothing(
+    request, settings, objects, method, route, view
+):
+    # A cap of zero: every request is the one past it, whatever its bucket or exemption.
+    settings.SUBJECT_MAX_IN_FLIGHT = 0
+    _limits(settings, zero=(), others=1_000)
+    caller = _caller(request, view, method)
+    before = _row_counts()
+
+    response = _send(caller, method, _path(route, objects))
+
+    assert response.status_code == 429
+    assert response["Retry-After"] == "1"
+    if method != "HEAD":
+        assert response.json()["error"]["code"] == "too_many_requests_in_flight"
     assert _row_counts() == before

@@ -79,6 +79,9 @@ def running_stack() -> Iterator[RunningStack]:
                 "ENGRAM_BREAKER_RESET_SECONDS": "600",
                 "ENGRAM_MEMORY_WRITE_RATE_LIMIT": str(WRITE_RATE_LIMIT),
                 "ENGRAM_MEMORY_WRITE_RATE_WINDOW_SECONDS": "86400",
+                # The tests fan one agent's requests out over 12 connections at once, so both
+                # web processes serve some: the per-subject in-flight cap must not refuse them.
+                "ENGRAM_SUBJECT_MAX_IN_FLIGHT": "64",
                 # A paused standby still serves (the tests prove it is the one answering).
                 "ENGRAM_HEAVY_READ_MAX_LAG_SECONDS": "3600",
                 # A memory's recalls count once per cooldown (an hour): one is all a test has.

@@ -3,8 +3,8 @@
 Views declare their own success and domain errors with ``@extend_schema(responses=...)``; the
 statuses that come from the shared machinery are added here, so no operation can forget one:
 
-- 401/403 on authenticated views (the key, its role), and 429 (a rate-limit bucket, or too
-  many failed authentications from the caller's address);
+- 401/403 on authenticated views (the key, its role), and 429 (a rate-limit bucket, the
+  subject's requests in flight, or too many failed authentications from the caller's address);
 - 422 everywhere (the input contract also covers query strings and path parameters), and 414
   everywhere (a URL over ``REQUEST_URL_MAX_BYTES``);
 - 400 ``invalid_json``, 413 ``payload_too_large`` and 415 on operations that take a body;

@@ -9,6 +9,16 @@ HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = env.int(
     "ENGRAM_HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT", default=8
 )
 
+# Requests one subject (an agent id, or any other key) may have in flight at once, across the
+# web tier (without REDIS_URL, each web process its share); the next is 429
+# `too_many_requests_in_flight` with Retry-After before any work. An agent on a few concurrent
+# connections stays under it; one on more cannot hold every web thread, or every core, its
+# tenant's other agents need.
+SUBJECT_MAX_IN_FLIGHT = env.int("ENGRAM_SUBJECT_MAX_IN_FLIGHT", default=4)
+# How many web processes serve requests: config/gunicorn.py sets it in each. Without a shared
+# cache each process holds its share of the cap above.
+WEB_PROCESSES = env.int("ENGRAM_WEB_PROCESSES", default=1)
+
 # Retry-After on the 503 `database_unavailable` a request gets while the database is down.
 DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
     "ENGRAM_DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS", default=2
