@@ -180,7 +180,24 @@ class LoadedModel:
             pooled[indices] = self._embed_batch([encodings[index] for index in indices])
         return pooled.tolist()
 
+    def token_states(self, text: str) -> tuple[np.ndarray[Any, np.dtype[np.float32]], Encoding]:
+        """One text's last hidden state, a row per token (its special tokens included), and
+        the encoding that says which rows those are."""
+        encoding = self.tokenizer.encode(text)
+        hidden, _mask = self._hidden([encoding])
+        return np.asarray(hidden[0], dtype=np.float32), encoding
+
     def _embed_batch(self, encodings: list[Encoding]) -> np.ndarray[Any, np.dtype[np.float32]]:
+        hidden, attention_mask = self._hidden(encodings)
+        if self.pooling == "cls":
+            # Padding is on the right, so every row's first token is its [CLS].
+            return np.asarray(hidden[:, 0, :], dtype=np.float32)
+        mask = attention_mask[..., np.newaxis].astype(np.float32)
+        summed = (hidden * mask).sum(axis=1)
+        counts = np.clip(mask.sum(axis=1), 1e-9, None)
+        return (summed / counts).astype(np.float32)
+
+    def _hidden(self, encodings: list[Encoding]) -> tuple[Any, Any]:
         width = max(len(encoding.ids) for encoding in encodings)
         input_ids = np.zeros((len(encodings), width), dtype=np.int64)
         attention_mask = np.zeros_like(input_ids)
@@ -199,13 +216,7 @@ class LoadedModel:
             ["last_hidden_state"],
             {name: value for name, value in feeds.items() if name in self._input_names},
         )
-        if self.pooling == "cls":
-            # Padding is on the right, so every row's first token is its [CLS].
-            return np.asarray(hidden[:, 0, :], dtype=np.float32)
-        mask = attention_mask[..., np.newaxis].astype(np.float32)
-        summed = (hidden * mask).sum(axis=1)
-        counts = np.clip(mask.sum(axis=1), 1e-9, None)
-        return (summed / counts).astype(np.float32)
+        return hidden, attention_mask
 
 
 def load_model() -> LoadedModel:

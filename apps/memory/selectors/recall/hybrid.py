@@ -1,7 +1,9 @@
 """``hybrid``, the default recall mode: the keyword leg (BM25, ``keyword.py``) and the vector
 leg (``semantic.py``) over one guarded scope, fused by a convex combination of their
 normalised scores (``MEMORY_RECALL_FUSION``, ``MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT``) or by
-weighted reciprocal rank (``MEMORY_RECALL_RRF_K``, ``MEMORY_RECALL_*_WEIGHT``).
+weighted reciprocal rank (``MEMORY_RECALL_RRF_K``, ``MEMORY_RECALL_*_WEIGHT``); on the local
+model, the fused head is then re-ordered by late interaction (``rerank.py``,
+``meta.reranked``: how many).
 
 The keyword leg covers the subject's every row, embedded or not; the vector leg only the
 embedded ones. A hit found by its words while its embedding is pending is
@@ -27,6 +29,7 @@ from apps.memory.selectors.recall.keyword import (
     keyword_reason,
     keyword_scopes,
 )
+from apps.memory.selectors.recall.rerank import late_interaction_scores, rerank_enabled
 from apps.memory.selectors.recall.results import (
     REASON_KEYWORD,
     REASON_KEYWORD_AND_SEMANTIC,
@@ -174,13 +177,22 @@ def hybrid_recall(
     for key in ("ann_iterative_scan", "ann_iterative_scan_reason"):
         if key in leg.meta:
             meta[key] = leg.meta[key]
-    winners = fuse(leg.ranked, keyword, limit)
+    reranking = rerank_enabled()
+    depth = max(limit, settings.MEMORY_RECALL_RERANK_CANDIDATES) if reranking else limit
+    winners = fuse(leg.ranked, keyword, depth)
     memories, similarities, pending = fetch_rows(
         scopes.any,
         [winner.pk for winner in winners],
         counting=scopes.pending,
         vector=VectorParam(query_vector),
     )
+    if reranking:
+        legs = {winner.pk: winner.legs for winner in winners}
+        reordered = late_interaction_scores(
+            query, [(winner.pk, winner.score) for winner in winners], memories
+        )
+        winners = [Fused(pk=pk, score=score, legs=legs[pk]) for pk, score in reordered[:limit]]
+        meta["reranked"] = min(len(reordered), settings.MEMORY_RECALL_RERANK_CANDIDATES)
     results = [
         RecallHit(
             memory=memories[winner.pk],
