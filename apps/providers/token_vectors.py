@@ -3,12 +3,13 @@ tokens as they enter the model.
 
 Recall re-orders its fused candidates by how well each query token finds a close token in the
 candidate (``apps/memory/selectors/recall/rerank.py``). The query side is the local query
-model's last hidden state, one row per token: one more forward pass over a short text. The
+model's last hidden state, one row per token, kept from the pass that embedded the query. The
 document side is each token's row of the same model's input embedding table, read from the
 model file the deployment already verified: a tokenizer call and a table lookup, nothing
 stored and no forward pass per candidate. Contextual document tokens would need either ~28 KB
 stored per memory or a forward pass per candidate per recall; on LoCoMo's dev split the static
-ones kept most of their gain (docs/benchmarks/locomo.md, "Late interaction").
+ones kept most of their gain (docs/benchmarks/locomo.md, "Late interaction over the
+fused head").
 
 Only a local model whose embedding table is known here has token vectors
 (:func:`late_interaction_available`); every vector is L2-normalised, special tokens dropped.
@@ -38,12 +39,18 @@ _EMBEDDING_TABLES = {
 }
 #: Recent queries' token vectors per process, by model and text (they depend on nothing else).
 _QUERY_CACHE_SIZE = 256
+#: Recent documents' token ids per process, by text (~30 ids a memory).
+_DOCUMENT_CACHE_SIZE = 20_000
 
 _lock = threading.Lock()
 # cachetools' LRU reorders on every read, so reads take a lock too.
 _query_lock = threading.Lock()
 _tables: dict[str, np.ndarray[Any, np.dtype[np.float16]]] = {}
 _queries: LRUCache[tuple[str, str], TokenVectors] = LRUCache(maxsize=_QUERY_CACHE_SIZE)
+_document_lock = threading.Lock()
+_documents: LRUCache[str, np.ndarray[Any, np.dtype[np.int64]]] = LRUCache(
+    maxsize=_DOCUMENT_CACHE_SIZE
+)
 
 
 def late_interaction_available() -> bool:
@@ -94,9 +101,12 @@ def query_token_vectors(query: str) -> TokenVectors:
         cached = _queries.get(key)
     if cached is not None:
         return cached
-    model = local_onnx.load_query_model()
-    instruction = local_onnx.configured_model().query_instruction
-    states, encoding = model.token_states(instruction + query)
+    # Usually the query's embedding pass, which ran just before, kept them.
+    found = local_onnx.recent_query_states(query)
+    if found is None:
+        instruction = local_onnx.configured_model().query_instruction
+        found = local_onnx.load_query_model().token_states(instruction + query)
+    states, encoding = found
     keep = np.asarray(encoding.special_tokens_mask) == 0
     vectors = _normalised(states[keep])
     with _query_lock:
@@ -107,22 +117,35 @@ def query_token_vectors(query: str) -> TokenVectors:
 def document_token_vectors(texts: Sequence[str]) -> list[TokenVectors]:
     """Each text's tokens as rows of the model's input embedding table."""
     table = _table()
-    tokenizer = local_onnx.load_model().tokenizer
-    found = []
-    # One encode at a time: for a few dozen short texts, encode_batch's thread pool costs
-    # more than it saves.
-    for encoding in map(tokenizer.encode, texts):
-        ids = np.asarray(encoding.ids)[np.asarray(encoding.special_tokens_mask) == 0]
-        found.append(table[ids].astype(np.float32))
-    return found
+    return [table[ids].astype(np.float32) for ids in map(_document_token_ids, texts)]
 
 
-def max_sim(query: TokenVectors, document: TokenVectors) -> float:
-    """Late interaction: each query token's best cosine in the document, averaged (0 for an
-    empty side)."""
-    if not len(query) or not len(document):
-        return 0.0
-    # NOTE: one product per document, not one over every candidate's tokens at once: the
-    # larger product crosses BLAS's threading threshold, and on cores shared with the model's
-    # own threads that took ~100x longer.
-    return float((query @ document.T).max(axis=1).mean())
+def _document_token_ids(text: str) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """A text's token ids, special tokens dropped; recent texts' kept per process (the same
+    memories come back as candidates query after query, and tokenizing is most of the cost)."""
+    with _document_lock:
+        ids = _documents.get(text)
+    if ids is None:
+        encoding = local_onnx.load_model().tokenizer.encode(text)
+        ids = np.asarray(encoding.ids, dtype=np.int64)[
+            np.asarray(encoding.special_tokens_mask) == 0
+        ]
+        with _document_lock:
+            _documents[text] = ids
+    return ids
+
+
+def max_sims(query: TokenVectors, documents: Sequence[TokenVectors]) -> list[float]:
+    """Late interaction: for each document, each query token's best cosine in it, averaged
+    over the query (0 for an empty side)."""
+    lengths = [len(document) for document in documents]
+    if not len(query) or not sum(lengths):
+        return [0.0] * len(documents)
+    tokens = np.concatenate([document for document in documents if len(document)])
+    # NOTE: einsum, not a BLAS product: at this size BLAS goes multi-threaded, and on cores
+    # shared with the model's own threads and other workers that took ~100x longer.
+    similarity = np.einsum("qd,td->qt", query, tokens, optimize=False)
+    starts = np.cumsum([0, *[length for length in lengths if length][:-1]])
+    best = np.maximum.reduceat(similarity, starts, axis=1).mean(axis=0)
+    found = iter(best.tolist())
+    return [float(next(found)) if length else 0.0 for length in lengths]

@@ -6,6 +6,7 @@ import pytest
 
 from apps.providers import token_vectors
 from apps.providers.embedders import local_onnx
+from apps.providers.embeddings import EmbeddingConfig, embed_search_query
 
 
 @pytest.fixture(autouse=True)
@@ -65,11 +66,38 @@ def test_max_sim_prefers_the_document_that_shares_the_query_tokens():
         ["I painted the lake at sunrise", "The quarterly tax filing is due in April"]
     )
 
-    assert token_vectors.max_sim(query, matching) > token_vectors.max_sim(query, unrelated)
+    first, second = token_vectors.max_sims(query, [matching, unrelated])
+    assert first > second
+    assert first == pytest.approx(float((query @ matching.T).max(axis=1).mean()), abs=1e-5)
 
 
 def test_max_sim_of_an_empty_side_is_zero():
     query = token_vectors.query_token_vectors("lake")
-    (empty,) = token_vectors.document_token_vectors([""])
+    empty, lake = token_vectors.document_token_vectors(["", "the lake"])
 
-    assert token_vectors.max_sim(query, empty) == 0.0
+    direct = float((query @ lake.T).max(axis=1).mean())
+    assert token_vectors.max_sims(query, [empty, lake, empty]) == [
+        0.0,
+        pytest.approx(direct, abs=1e-5),
+        0.0,
+    ]
+    assert token_vectors.max_sims(query[:0], [lake]) == [0.0]
+
+
+def test_the_query_tokens_come_from_the_pass_that_embedded_the_query(monkeypatch):
+    query = "What did the lake look like at sunrise?"
+    vector = embed_search_query(EmbeddingConfig(provider="local"), query)
+    second_pass = []
+    monkeypatch.setattr(
+        local_onnx.LoadedModel, "token_states", lambda *args: second_pass.append(args)
+    )
+
+    tokens = token_vectors.query_token_vectors(query)
+
+    assert second_pass == []
+    assert tokens.shape[1] == 384
+    # The kept states pool to the very vector the query got.
+    states, encoding = local_onnx.recent_query_states(query)
+    pooled = states.mean(axis=0)
+    assert vector == pytest.approx((pooled / np.linalg.norm(pooled)).tolist(), abs=1e-6)
+    assert len(encoding.ids) == len(states)

@@ -46,7 +46,7 @@ def late_interaction_scores(
     else:
         query_tokens = token_vectors.query_token_vectors(query)
         documents = token_vectors.document_token_vectors([memories[pk].text for pk, _ in head])
-        late = _min_max([token_vectors.max_sim(query_tokens, document) for document in documents])
+        late = _min_max(token_vectors.max_sims(query_tokens, documents))
     blended = [
         weight * similarity + (1.0 - weight) * score
         for similarity, (_pk, score) in zip(late, head, strict=True)
