@@ -94,6 +94,12 @@ def _table() -> np.ndarray[Any, np.dtype[np.float16]]:
     return table
 
 
+def load_token_table() -> None:
+    """Read the configured model's token table now (a worker's start), if it has one."""
+    if late_interaction_available():
+        _table()
+
+
 def query_token_vectors(query: str) -> TokenVectors:
     """The query's tokens in context, from the local query model (cached per process)."""
     key = (settings.LOCAL_EMBEDDING_MODEL, query)

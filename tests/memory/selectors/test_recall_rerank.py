@@ -4,9 +4,13 @@ import uuid
 
 import pytest
 
-from apps.memory.models import Memory
 from apps.memory.selectors import memory_recall
-from apps.memory.selectors.recall.rerank import late_interaction_scores, rerank_enabled
+from apps.memory.selectors.recall.keyword import keyword_scopes
+from apps.memory.selectors.recall.rerank import (
+    fetch_texts,
+    late_interaction_scores,
+    rerank_enabled,
+)
 from tests.memory.factories import memory_row
 
 
@@ -18,8 +22,8 @@ def local_minilm(settings):
 
 
 def _head(*texts):
-    memories = {uuid.uuid4(): Memory(text=text) for text in texts}
-    return memories, list(memories)
+    by_id = {uuid.uuid4(): text for text in texts}
+    return by_id, list(by_id)
 
 
 @pytest.mark.parametrize(
@@ -133,3 +137,17 @@ def test_hybrid_recall_without_a_token_table_is_not_reranked(tenant, settings):
 
     assert "reranked" not in result.meta
     assert len(result.results) == 1
+
+
+def test_fetch_texts_reads_only_the_rows_in_scope(tenant, other_tenant):
+    mine = memory_row(tenant, "a", "the lake at sunrise")
+    other_subject = memory_row(tenant, "b", "another subject's lake")
+    other_tenant_row = memory_row(other_tenant, "a", "a foreign tenant's lake")
+    scopes = keyword_scopes(
+        tenant=tenant, subject_id="a", project_id=None, include_superseded=False
+    )
+
+    texts = fetch_texts(scopes.any, [mine.pk, other_subject.pk, other_tenant_row.pk])
+
+    assert texts == {mine.pk: "the lake at sunrise"}
+    assert fetch_texts(scopes.any, []) == {}

@@ -29,7 +29,11 @@ from apps.memory.selectors.recall.keyword import (
     keyword_reason,
     keyword_scopes,
 )
-from apps.memory.selectors.recall.rerank import late_interaction_scores, rerank_enabled
+from apps.memory.selectors.recall.rerank import (
+    fetch_texts,
+    late_interaction_scores,
+    rerank_enabled,
+)
 from apps.memory.selectors.recall.results import (
     REASON_KEYWORD,
     REASON_KEYWORD_AND_SEMANTIC,
@@ -180,19 +184,22 @@ def hybrid_recall(
     reranking = rerank_enabled()
     depth = max(limit, settings.MEMORY_RECALL_RERANK_CANDIDATES) if reranking else limit
     winners = fuse(leg.ranked, keyword, depth)
+    if reranking:
+        # The head's texts alone (a narrow read), then the full rows of the final winners.
+        legs = {winner.pk: winner.legs for winner in winners}
+        reordered = late_interaction_scores(
+            query,
+            [(winner.pk, winner.score) for winner in winners],
+            fetch_texts(scopes.any, [winner.pk for winner in winners]),
+        )
+        winners = [Fused(pk=pk, score=score, legs=legs[pk]) for pk, score in reordered[:limit]]
+        meta["reranked"] = min(len(reordered), settings.MEMORY_RECALL_RERANK_CANDIDATES)
     memories, similarities, pending = fetch_rows(
         scopes.any,
         [winner.pk for winner in winners],
         counting=scopes.pending,
         vector=VectorParam(query_vector),
     )
-    if reranking:
-        legs = {winner.pk: winner.legs for winner in winners}
-        reordered = late_interaction_scores(
-            query, [(winner.pk, winner.score) for winner in winners], memories
-        )
-        winners = [Fused(pk=pk, score=score, legs=legs[pk]) for pk, score in reordered[:limit]]
-        meta["reranked"] = min(len(reordered), settings.MEMORY_RECALL_RERANK_CANDIDATES)
     results = [
         RecallHit(
             memory=memories[winner.pk],

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from django.conf import settings
 
-from apps.memory.models import Memory
+from apps.memory.selectors.recall.scope import CompiledScope, fetch_values, quote
 from apps.providers import token_vectors
 
 
@@ -33,11 +33,12 @@ def rerank_enabled() -> bool:
 def late_interaction_scores(
     query: str,
     fused: Sequence[tuple[uuid.UUID, float]],
-    memories: Mapping[uuid.UUID, Memory],
+    texts: Mapping[uuid.UUID, str],
 ) -> list[tuple[uuid.UUID, float]]:
     """``fused`` (``(id, fused score)``, best first) with its head re-ordered by the blend, as
-    ``(id, score)``, best first. Ids whose row is gone are dropped; ties keep the fused order."""
-    present = [(pk, score) for pk, score in fused if pk in memories]
+    ``(id, score)``, best first, given the head's ``texts`` by id. Ids without a text (the row
+    is gone) are dropped; ties keep the fused order."""
+    present = [(pk, score) for pk, score in fused if pk in texts]
     head_size = settings.MEMORY_RECALL_RERANK_CANDIDATES
     head, tail = present[:head_size], present[head_size:]
     weight = settings.MEMORY_RECALL_RERANK_WEIGHT
@@ -45,7 +46,7 @@ def late_interaction_scores(
         late = [1.0] * len(head)
     else:
         query_tokens = token_vectors.query_token_vectors(query)
-        documents = token_vectors.document_token_vectors([memories[pk].text for pk, _ in head])
+        documents = token_vectors.document_token_vectors([texts[pk] for pk, _ in head])
         late = _min_max(token_vectors.max_sims(query_tokens, documents))
     blended = [
         weight * similarity + (1.0 - weight) * score
@@ -55,6 +56,19 @@ def late_interaction_scores(
     return [(head[index][0], round(blended[index], 6)) for index in order] + [
         (pk, round((1.0 - weight) * score, 6)) for pk, score in tail
     ]
+
+
+def fetch_texts(scope: CompiledScope, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The text of each of ``ids`` still in ``scope``: all late interaction reads of a row."""
+    if not ids:
+        return {}
+    table, pk = scope.table, quote(scope.using, "id")
+    text = quote(scope.using, "text")
+    sql = (
+        f"SELECT {table}.{pk}, {table}.{text} FROM {table} "  # noqa: S608
+        f"WHERE {table}.{pk} = ANY(%s) AND {scope.where}"
+    )
+    return dict(fetch_values(scope, sql, [list(ids), *scope.params]))
 
 
 def _min_max(values: Sequence[float]) -> list[float]:
