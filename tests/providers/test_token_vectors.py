@@ -97,7 +97,9 @@ def test_the_query_tokens_come_from_the_pass_that_embedded_the_query(monkeypatch
     assert second_pass == []
     assert tokens.shape[1] == 384
     # The kept states pool to the very vector the query got.
-    states, encoding = local_onnx.recent_query_states(query)
+    kept = local_onnx.recent_query_states(query)
+    assert kept is not None
+    states, encoding = kept
     pooled = states.mean(axis=0)
     assert vector == pytest.approx((pooled / np.linalg.norm(pooled)).tolist(), abs=1e-6)
     assert len(encoding.ids) == len(states)

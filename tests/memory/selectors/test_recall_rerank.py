@@ -120,7 +120,7 @@ def test_hybrid_recall_reorders_its_head_best_first(tenant, local_minilm):
 
     result = memory_recall(tenant=tenant, subject_id="a", query="deploy pipeline", limit=2)
 
-    scores = [hit.score for hit in result.results]
+    scores = [float(hit.score or 0.0) for hit in result.results]
     assert result.meta["reranked"] == 3
     assert len(result.results) == 2
     assert result.results[0].memory.text == "the deploy pipeline runs on friday afternoons"
