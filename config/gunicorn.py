@@ -50,11 +50,13 @@ def post_fork(server: Any, worker: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    """Load the local embedding models (the stored vectors' and the queries') before the first
-    request, not during it."""
+    """Load the local embedding models (the stored vectors' and the queries') and the token
+    table late interaction reads before the first request, not during it."""
     from django.conf import settings
 
     if settings.EMBEDDING_PROVIDER == "local":
+        from apps.providers import token_vectors
         from apps.providers.embedders import local_onnx
 
         local_onnx.load_query_model()
+        token_vectors.load_token_table()

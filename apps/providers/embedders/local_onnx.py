@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 import onnxruntime
+from cachetools import LRUCache
 from django.conf import settings
 from tokenizers import Encoding, Tokenizer
 from typing_extensions import override
@@ -120,6 +121,12 @@ LOCAL_MODELS = {model.name: model for model in (BGE_SMALL, MINILM)}
 _models: dict[str, LoadedModel] = {}
 _query_models: dict[str, LoadedModel] = {}
 _lock = threading.Lock()
+#: Recent queries' token states per process, by (model, text): what late interaction reads.
+_QUERY_STATES_SIZE = 256
+_states_lock = threading.Lock()
+_query_states: LRUCache[tuple[str, str], tuple[np.ndarray[Any, np.dtype[np.float32]], Encoding]] = (
+    LRUCache(maxsize=_QUERY_STATES_SIZE)
+)
 
 
 def configured_model() -> LocalModel:
@@ -153,7 +160,22 @@ class LocalOnnxEmbedder:
 
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
         instruction = configured_model().query_instruction
-        return load_query_model().embed([instruction + text for text in texts])
+        model = load_query_model()
+        if len(texts) != 1:
+            return model.embed([instruction + text for text in texts])
+        # A recall's one query: its token states come from the same pass, and are kept for
+        # late interaction (apps.providers.token_vectors), which would otherwise run it twice.
+        (text,) = texts
+        vector, states, encoding = model.embed_keeping_states(instruction + text)
+        with _states_lock:
+            _query_states[(configured_model().name, text)] = (states, encoding)
+        return [vector]
+
+
+def recent_query_states(text: str) -> tuple[np.ndarray[Any, np.dtype[np.float32]], Encoding] | None:
+    """The token states of a query this process embedded recently, and its encoding."""
+    with _states_lock:
+        return _query_states.get((configured_model().name, text))
 
 
 class LoadedModel:
@@ -180,7 +202,37 @@ class LoadedModel:
             pooled[indices] = self._embed_batch([encodings[index] for index in indices])
         return pooled.tolist()
 
+    def token_states(self, text: str) -> tuple[np.ndarray[Any, np.dtype[np.float32]], Encoding]:
+        """One text's last hidden state, a row per token (its special tokens included), and
+        the encoding that says which rows those are."""
+        encoding = self.tokenizer.encode(text)
+        hidden, _mask = self._hidden([encoding])
+        return np.asarray(hidden[0], dtype=np.float32), encoding
+
+    def embed_keeping_states(
+        self, text: str
+    ) -> tuple[list[float], np.ndarray[Any, np.dtype[np.float32]], Encoding]:
+        """One text's pooled vector (exactly :meth:`embed`'s), with its token states and
+        encoding from the same pass."""
+        encoding = self.tokenizer.encode(text)
+        hidden, attention_mask = self._hidden([encoding])
+        pooled = self._pool(hidden, attention_mask)
+        return pooled[0].tolist(), np.asarray(hidden[0], dtype=np.float32), encoding
+
     def _embed_batch(self, encodings: list[Encoding]) -> np.ndarray[Any, np.dtype[np.float32]]:
+        hidden, attention_mask = self._hidden(encodings)
+        return self._pool(hidden, attention_mask)
+
+    def _pool(self, hidden: Any, attention_mask: Any) -> np.ndarray[Any, np.dtype[np.float32]]:
+        if self.pooling == "cls":
+            # Padding is on the right, so every row's first token is its [CLS].
+            return np.asarray(hidden[:, 0, :], dtype=np.float32)
+        mask = attention_mask[..., np.newaxis].astype(np.float32)
+        summed = (hidden * mask).sum(axis=1)
+        counts = np.clip(mask.sum(axis=1), 1e-9, None)
+        return (summed / counts).astype(np.float32)
+
+    def _hidden(self, encodings: list[Encoding]) -> tuple[Any, Any]:
         width = max(len(encoding.ids) for encoding in encodings)
         input_ids = np.zeros((len(encodings), width), dtype=np.int64)
         attention_mask = np.zeros_like(input_ids)
@@ -199,13 +251,7 @@ class LoadedModel:
             ["last_hidden_state"],
             {name: value for name, value in feeds.items() if name in self._input_names},
         )
-        if self.pooling == "cls":
-            # Padding is on the right, so every row's first token is its [CLS].
-            return np.asarray(hidden[:, 0, :], dtype=np.float32)
-        mask = attention_mask[..., np.newaxis].astype(np.float32)
-        summed = (hidden * mask).sum(axis=1)
-        counts = np.clip(mask.sum(axis=1), 1e-9, None)
-        return (summed / counts).astype(np.float32)
+        return hidden, attention_mask
 
 
 def load_model() -> LoadedModel:

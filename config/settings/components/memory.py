@@ -69,6 +69,11 @@ MEMORY_RECALL_KEYWORD_WEIGHT = 1.5
 MEMORY_RECALL_BM25_K1 = 1.2
 MEMORY_RECALL_BM25_B = 0.75
 MEMORY_RECALL_CONTEXT_TERM_WEIGHT = 0.5
+# Late interaction over hybrid's fused head (apps/memory/selectors/recall/rerank.py): how many
+# fused candidates are re-ordered (0: off) and the weight of MaxSim in the blend. Runs only on
+# a local model with a known token table. Chosen on LoCoMo's dev split (docs/benchmarks/locomo.md).
+MEMORY_RECALL_RERANK_CANDIDATES = env.int("ENGRAM_MEMORY_RECALL_RERANK_CANDIDATES", default=30)
+MEMORY_RECALL_RERANK_WEIGHT = env.float("ENGRAM_MEMORY_RECALL_RERANK_WEIGHT", default=0.4)
 
 # Recall-count hotness signal (spec "Recall-count hotness signal").
 MEMORY_RECALL_BUMP_MIN_SCORE = 0.6

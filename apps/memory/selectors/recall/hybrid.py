@@ -1,7 +1,9 @@
 """``hybrid``, the default recall mode: the keyword leg (BM25, ``keyword.py``) and the vector
 leg (``semantic.py``) over one guarded scope, fused by a convex combination of their
 normalised scores (``MEMORY_RECALL_FUSION``, ``MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT``) or by
-weighted reciprocal rank (``MEMORY_RECALL_RRF_K``, ``MEMORY_RECALL_*_WEIGHT``).
+weighted reciprocal rank (``MEMORY_RECALL_RRF_K``, ``MEMORY_RECALL_*_WEIGHT``); on the local
+model, the fused head is then re-ordered by late interaction (``rerank.py``,
+``meta.reranked``: how many).
 
 The keyword leg covers the subject's every row, embedded or not; the vector leg only the
 embedded ones. A hit found by its words while its embedding is pending is
@@ -27,6 +29,11 @@ from apps.memory.selectors.recall.keyword import (
     keyword_ranked_ids,
     keyword_reason,
     keyword_scopes,
+)
+from apps.memory.selectors.recall.rerank import (
+    fetch_texts,
+    late_interaction_scores,
+    rerank_enabled,
 )
 from apps.memory.selectors.recall.results import (
     REASON_KEYWORD,
@@ -178,7 +185,19 @@ def hybrid_recall(
     for key in ("ann_iterative_scan", "ann_iterative_scan_reason"):
         if key in leg.meta:
             meta[key] = leg.meta[key]
-    winners = fuse(leg.ranked, keyword, limit)
+    reranking = rerank_enabled()
+    depth = max(limit, settings.MEMORY_RECALL_RERANK_CANDIDATES) if reranking else limit
+    winners = fuse(leg.ranked, keyword, depth)
+    if reranking:
+        # The head's texts alone (a narrow read), then the full rows of the final winners.
+        legs = {winner.pk: winner.legs for winner in winners}
+        reordered = late_interaction_scores(
+            query,
+            [(winner.pk, winner.score) for winner in winners],
+            fetch_texts(scopes.any, [winner.pk for winner in winners]),
+        )
+        winners = [Fused(pk=pk, score=score, legs=legs[pk]) for pk, score in reordered[:limit]]
+        meta["reranked"] = min(len(reordered), settings.MEMORY_RECALL_RERANK_CANDIDATES)
     memories, similarities, pending = fetch_rows(
         scopes.any,
         [winner.pk for winner in winners],

@@ -1,0 +1,77 @@
+"""Late interaction over ``hybrid``'s fused head: the top ``MEMORY_RECALL_RERANK_CANDIDATES``
+of the fused ranking re-ordered by a blend of their fused score and how well each query
+token finds a close token in the memory's text (MaxSim, :mod:`apps.providers.token_vectors`).
+
+A bi-encoder squeezes a turn into one vector, and BM25 matches only exact stems; token by
+token, a question's "painted" still finds a turn's "painting". The blend is
+``w · maxsim' + (1 − w) · fused``, ``w`` = ``MEMORY_RECALL_RERANK_WEIGHT``, MaxSim min-max
+normalised over the head (the fused score already is, over each leg): 1.0 still means "best
+on every signal". The rest of the ranking keeps its order with ``(1 − w) · fused``, which no
+head member scores below, so the order is the same whatever the limit. Runs only when the
+deployment embeds with a local model whose token table is known (otherwise, or with 0
+candidates, the fused order stands).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+
+from django.conf import settings
+
+from apps.memory.selectors.recall.scope import CompiledScope, fetch_values, quote
+from apps.providers import token_vectors
+
+
+def rerank_enabled() -> bool:
+    """Whether hybrid re-orders its head: candidates configured and token vectors at hand."""
+    return (
+        settings.MEMORY_RECALL_RERANK_CANDIDATES > 0 and token_vectors.late_interaction_available()
+    )
+
+
+def late_interaction_scores(
+    query: str,
+    fused: Sequence[tuple[uuid.UUID, float]],
+    texts: Mapping[uuid.UUID, str],
+) -> list[tuple[uuid.UUID, float]]:
+    """``fused`` (``(id, fused score)``, best first) with its head re-ordered by the blend, as
+    ``(id, score)``, best first, given the head's ``texts`` by id. Ids without a text (the row
+    is gone) are dropped; ties keep the fused order."""
+    present = [(pk, score) for pk, score in fused if pk in texts]
+    head_size = settings.MEMORY_RECALL_RERANK_CANDIDATES
+    head, tail = present[:head_size], present[head_size:]
+    weight = settings.MEMORY_RECALL_RERANK_WEIGHT
+    if len(head) < 2:
+        late = [1.0] * len(head)
+    else:
+        query_tokens = token_vectors.query_token_vectors(query)
+        documents = token_vectors.document_token_vectors([texts[pk] for pk, _ in head])
+        late = _min_max(token_vectors.max_sims(query_tokens, documents))
+    blended = [
+        weight * similarity + (1.0 - weight) * score
+        for similarity, (_pk, score) in zip(late, head, strict=True)
+    ]
+    order = sorted(range(len(head)), key=lambda index: (-blended[index], index))
+    return [(head[index][0], round(blended[index], 6)) for index in order] + [
+        (pk, round((1.0 - weight) * score, 6)) for pk, score in tail
+    ]
+
+
+def fetch_texts(scope: CompiledScope, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The text of each of ``ids`` still in ``scope``: all late interaction reads of a row."""
+    if not ids:
+        return {}
+    table, pk = scope.table, quote(scope.using, "id")
+    text = quote(scope.using, "text")
+    sql = (
+        f"SELECT {table}.{pk}, {table}.{text} FROM {table} "  # noqa: S608
+        f"WHERE {table}.{pk} = ANY(%s) AND {scope.where}"
+    )
+    return dict(fetch_values(scope, sql, [list(ids), *scope.params]))
+
+
+def _min_max(values: Sequence[float]) -> list[float]:
+    low, high = min(values), max(values)
+    # All equal: each is as good as the best.
+    return [(value - low) / (high - low) if high > low else 1.0 for value in values]

@@ -1,0 +1,153 @@
+"""Late interaction over hybrid's fused head (``recall/rerank.py``)."""
+
+import uuid
+
+import pytest
+
+from apps.memory.selectors import memory_recall
+from apps.memory.selectors.recall.keyword import keyword_scopes
+from apps.memory.selectors.recall.rerank import (
+    fetch_texts,
+    late_interaction_scores,
+    rerank_enabled,
+)
+from tests.memory.factories import memory_row
+
+
+@pytest.fixture
+def local_minilm(settings):
+    settings.EMBEDDING_PROVIDER = "local"
+    settings.LOCAL_EMBEDDING_MODEL = "minilm"
+    settings.MEMORY_RECALL_RERANK_CANDIDATES = 30
+
+
+def _head(*texts):
+    by_id = {uuid.uuid4(): text for text in texts}
+    return by_id, list(by_id)
+
+
+@pytest.mark.parametrize(
+    ("_case", "provider", "candidates", "expected"),
+    [
+        ("local_with_candidates", "local", 30, True),
+        ("switched_off", "local", 0, False),
+        ("no_token_table", "fake", 30, False),
+    ],
+)
+def test_rerank_enabled(settings, _case, provider, candidates, expected):
+    settings.EMBEDDING_PROVIDER = provider
+    settings.LOCAL_EMBEDDING_MODEL = "minilm"
+    settings.MEMORY_RECALL_RERANK_CANDIDATES = candidates
+
+    assert rerank_enabled() is expected
+
+
+def test_the_memory_that_shares_the_query_tokens_rises(local_minilm, settings):
+    settings.MEMORY_RECALL_RERANK_WEIGHT = 1.0
+    memories, (unrelated, matching) = _head(
+        "The quarterly tax filing is due in April", "I painted the lake at sunrise"
+    )
+
+    ranked = late_interaction_scores(
+        "Which lake did she paint at sunrise?", [(unrelated, 1.0), (matching, 0.9)], memories
+    )
+
+    assert ranked == [(matching, 1.0), (unrelated, 0.0)]
+
+
+def test_weight_zero_keeps_the_fused_order_and_scores(local_minilm, settings):
+    settings.MEMORY_RECALL_RERANK_WEIGHT = 0.0
+    memories, (unrelated, matching) = _head(
+        "The quarterly tax filing is due in April", "I painted the lake at sunrise"
+    )
+
+    ranked = late_interaction_scores(
+        "Which lake did she paint at sunrise?", [(unrelated, 0.8), (matching, 0.4)], memories
+    )
+
+    assert ranked == [(unrelated, 0.8), (matching, 0.4)]
+
+
+def test_the_blend_weighs_maxsim_against_the_fused_score(local_minilm, settings):
+    settings.MEMORY_RECALL_RERANK_WEIGHT = 0.4
+    memories, (unrelated, matching) = _head(
+        "The quarterly tax filing is due in April", "I painted the lake at sunrise"
+    )
+
+    ranked = late_interaction_scores(
+        "Which lake did she paint at sunrise?", [(unrelated, 1.0), (matching, 0.5)], memories
+    )
+
+    assert ranked == [(matching, 0.7), (unrelated, 0.6)]
+
+
+def test_past_the_head_the_fused_order_stands_below_every_head_score(local_minilm, settings):
+    settings.MEMORY_RECALL_RERANK_CANDIDATES = 2
+    settings.MEMORY_RECALL_RERANK_WEIGHT = 0.5
+    memories, (unrelated, matching, past) = _head(
+        "The quarterly tax filing is due in April",
+        "I painted the lake at sunrise",
+        "The lake at sunrise, painted",
+    )
+
+    ranked = late_interaction_scores(
+        "Which lake did she paint at sunrise?",
+        [(unrelated, 1.0), (matching, 0.9), (past, 0.8)],
+        memories,
+    )
+
+    assert ranked == [(matching, 0.95), (unrelated, 0.5), (past, 0.4)]
+
+
+def test_a_candidate_whose_row_is_gone_is_dropped(local_minilm, settings):
+    settings.MEMORY_RECALL_RERANK_WEIGHT = 0.4
+    memories, (kept,) = _head("I painted the lake at sunrise")
+    gone = uuid.uuid4()
+
+    ranked = late_interaction_scores("lake", [(gone, 1.0), (kept, 0.5)], memories)
+
+    assert ranked == [(kept, 0.7)]
+
+
+def test_hybrid_recall_reorders_its_head_best_first(tenant, local_minilm):
+    for text in (
+        "the deploy pipeline runs on friday afternoons",
+        "dark mode is preferred in the editor",
+        "lunch is at noon",
+    ):
+        memory_row(tenant, "a", text)
+    memory_row(tenant, "b", "another subject's deploy pipeline notes")
+
+    result = memory_recall(tenant=tenant, subject_id="a", query="deploy pipeline", limit=2)
+
+    scores = [float(hit.score or 0.0) for hit in result.results]
+    assert result.meta["reranked"] == 3
+    assert len(result.results) == 2
+    assert result.results[0].memory.text == "the deploy pipeline runs on friday afternoons"
+    assert scores == sorted(scores, reverse=True)
+    assert result.meta["mode"] == "hybrid"
+
+
+def test_hybrid_recall_without_a_token_table_is_not_reranked(tenant, settings):
+    settings.MEMORY_RECALL_RERANK_CANDIDATES = 30  # the test provider is "fake"
+    memory_row(tenant, "a", "the deploy pipeline runs on friday afternoons")
+    memory_row(tenant, "a", "lunch is at noon")
+
+    result = memory_recall(tenant=tenant, subject_id="a", query="deploy pipeline", limit=1)
+
+    assert "reranked" not in result.meta
+    assert len(result.results) == 1
+
+
+def test_fetch_texts_reads_only_the_rows_in_scope(tenant, other_tenant):
+    mine = memory_row(tenant, "a", "the lake at sunrise")
+    other_subject = memory_row(tenant, "b", "another subject's lake")
+    other_tenant_row = memory_row(other_tenant, "a", "a foreign tenant's lake")
+    scopes = keyword_scopes(
+        tenant=tenant, subject_id="a", project_id=None, include_superseded=False
+    )
+
+    texts = fetch_texts(scopes.any, [mine.pk, other_subject.pk, other_tenant_row.pk])
+
+    assert texts == {mine.pk: "the lake at sunrise"}
+    assert fetch_texts(scopes.any, []) == {}
