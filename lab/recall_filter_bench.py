@@ -28,8 +28,8 @@ from apps.memory.selectors import (
     memory_filter_parse,
     memory_list,
     memory_recall,
+    recall_scope,
 )
-from apps.memory.selectors.recall.scope import recall_scope
 from apps.memory.services import MemoryDraft, memory_write_batch
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import tenant_create

@@ -118,7 +118,7 @@ def test_the_median_of_runs_is_taken_figure_by_figure():
 
 
 def test_the_report_prints_each_run_and_the_medians():
-    from lab.management.commands.load_bench import _human_floor
+    from lab.management.commands.load_bench import floor_report_text
 
     phase = cpu_floor._phase(count=200, by_role={"web": 6.0}, seconds=2.0, embedding_ms=2.0)
     report = {
@@ -130,7 +130,7 @@ def test_the_report_prints_each_run_and_the_medians():
         "median": {"recall": phase, "write": phase},
     }
 
-    lines = _human_floor(report).splitlines()
+    lines = floor_report_text(report).splitlines()
 
     assert len(lines) == 7
     assert lines[0].startswith("load_bench --cpu-floor against http://127.0.0.1:8000")

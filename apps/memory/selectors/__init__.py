@@ -27,7 +27,12 @@ from apps.memory.selectors.recall import (
     validate_recall_query,
 )
 from apps.memory.selectors.recall.hybrid import fuse
-from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking
+from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking, keyword_scopes
+from apps.memory.selectors.recall.rerank import (
+    fetch_texts,
+    late_interaction_scores,
+    rerank_enabled,
+)
 from apps.memory.selectors.recall.scope import recall_scope, reset_scope_templates
 from apps.memory.selectors.scope_usage import (
     ADMISSION_SQL,
@@ -50,8 +55,11 @@ __all__ = [
     "RecallHit",
     "RecallResult",
     "SessionUsage",
+    "fetch_texts",
     "fuse",
     "keyword_ranking",
+    "keyword_scopes",
+    "late_interaction_scores",
     "memory_change_candidates",
     "memory_filter_parse",
     "memory_filter_parse_text",
@@ -64,6 +72,7 @@ __all__ = [
     "memory_texts",
     "memory_validity",
     "recall_scope",
+    "rerank_enabled",
     "reset_scope_templates",
     "session_history",
     "session_scope_usage",

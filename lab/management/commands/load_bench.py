@@ -135,7 +135,7 @@ class Command(EngramCommand):
             report = cpu_floor.run(plan)
         except (cpu_floor.CpuFloorRefused, load_bench.LoadBenchRefused) as exc:
             raise CommandError(str(exc)) from exc
-        self.render(options, report, _human_floor(report))
+        self.render(options, report, floor_report_text(report))
 
 
 def _human(report: dict[str, Any]) -> str:
@@ -179,7 +179,7 @@ def _human(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _human_floor(report: dict[str, Any]) -> str:
+def floor_report_text(report: dict[str, Any]) -> str:
     runs = report["runs"]
     lines = [
         f"load_bench --cpu-floor against {report['url']} ({report['service_directory']}): "

@@ -4,11 +4,11 @@ import uuid
 
 import pytest
 
-from apps.memory.selectors import memory_recall
-from apps.memory.selectors.recall.keyword import keyword_scopes
-from apps.memory.selectors.recall.rerank import (
+from apps.memory.selectors import (
     fetch_texts,
+    keyword_scopes,
     late_interaction_scores,
+    memory_recall,
     rerank_enabled,
 )
 from tests.memory.factories import memory_row
