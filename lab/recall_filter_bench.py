@@ -21,15 +21,10 @@ from typing import Any
 
 from django.db import connections, transaction
 
+from apps.core.db.filters import RecordFilter, record_filter_parse
 from apps.core.db.routers import PRIMARY
 from apps.memory.models import Memory
-from apps.memory.selectors import (
-    MemoryFilter,
-    memory_filter_parse,
-    memory_list,
-    memory_recall,
-    recall_scope,
-)
+from apps.memory.selectors import memory_list, memory_recall, recall_scope
 from apps.memory.services import MemoryDraft, memory_write_batch
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import tenant_create
@@ -105,7 +100,7 @@ def _plan(tenant: Tenant, raw: dict[str, Any] | None) -> tuple[str, int, float]:
         subject_id="a",
         project_id=None,
         include_superseded=False,
-        narrowing=memory_filter_parse(raw),
+        narrowing=record_filter_parse(raw),
     )
     sql = f"SELECT count(*) FROM {scope.table} WHERE {scope.where}"  # noqa: S608
     with connections[scope.using].cursor() as cursor:
@@ -136,13 +131,13 @@ def _median_ms(runs: int, call: Any) -> float:
     return round(statistics.median(samples), 2)
 
 
-def _recall(tenant: Tenant, mode: str, narrowing: MemoryFilter | None) -> None:
+def _recall(tenant: Tenant, mode: str, narrowing: RecordFilter | None) -> None:
     memory_recall(
         tenant=tenant, subject_id="a", query=QUERY, limit=10, mode=mode, narrowing=narrowing
     )
 
 
-def _list(tenant: Tenant, narrowing: MemoryFilter | None) -> None:
+def _list(tenant: Tenant, narrowing: RecordFilter | None) -> None:
     list(memory_list(tenant=tenant, subject_id="a", narrowing=narrowing, limit=50).results)
 
 
@@ -156,7 +151,7 @@ def recall_filter_bench_run(*, rows: int, wanted_every: int, runs: int) -> Recal
     _random_vectors(tenant)
     figures = []
     for name, raw in FILTERS.items():
-        narrowing = memory_filter_parse(raw)
+        narrowing = record_filter_parse(raw)
         index, buffers, plan_ms = _plan(tenant, raw)
         page = memory_list(tenant=tenant, subject_id="a", narrowing=narrowing, limit=50)
         entry = FilterFigures(

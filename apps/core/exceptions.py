@@ -8,6 +8,7 @@ from typing import Any
 
 class CoreErrorCode(StrEnum):
     VALIDATION_ERROR = "validation_error"
+    INVALID_FILTER = "invalid_filter"
     INVALID_JSON = "invalid_json"
     NOT_AUTHENTICATED = "not_authenticated"
     AUTHENTICATION_FAILED = "authentication_failed"

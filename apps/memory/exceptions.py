@@ -21,7 +21,6 @@ class MemoryErrorCode(StrEnum):
     INVALID_MEMORY_ID = "invalid_memory_id"
     INVALID_RE_SCOPE = "invalid_re_scope"
     FORGOTTEN = "forgotten"
-    INVALID_FILTER = "invalid_filter"
 
 
 class MemoryNotFound(NotFound):

@@ -21,9 +21,10 @@ from apps.core.api.fields import (
     TimestampField,
 )
 from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
+from apps.core.db.filters import FILTER_HELP, record_filter_parse
 from apps.knowledge.selectors import validate_knowledge_query, validate_session_id
 from apps.knowledge.services import parse_article_ids
-from apps.memory.selectors import FILTER_HELP, VALIDITIES, memory_filter_parse
+from apps.memory.selectors import VALIDITIES
 from apps.recall.selectors import recall_context
 from apps.recall.services import parse_recall_id, recall_context_record, recall_referenced
 from apps.tenancy.api_base import ReadByMeaningApi, TenantApi, idempotent
@@ -48,7 +49,7 @@ class RecallInputSerializer(CheckedInputSerializer):
         "(valid time); knowledge is searched as it is now.",
     )
     memory_filter = CheckedDictField(
-        check=memory_filter_parse,
+        check=record_filter_parse,
         required=False,
         allow_null=True,
         help_text=f"Narrows the memory half only; knowledge is not filtered. {FILTER_HELP}",

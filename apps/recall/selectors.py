@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
+from apps.core.db.filters import RecordFilter
 from apps.core.exceptions import ApplicationError
 from apps.core.replica import heavy_read_bypass_reason
 from apps.core.tokens import estimate_tokens
@@ -29,7 +30,7 @@ from apps.knowledge.selectors import (
     validate_session_id,
 )
 from apps.knowledge.viewer import Viewer
-from apps.memory.selectors import MemoryFilter, RecallResult, memory_recall, timestamp_text
+from apps.memory.selectors import RecallResult, memory_recall, timestamp_text
 from apps.tenancy.scope import RequestScope
 
 logger = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ def _memory_half(
     project_id: uuid.UUID | None,
     limit: int,
     as_of: datetime | None,
-    memory_filter: MemoryFilter | None,
+    memory_filter: RecordFilter | None,
 ) -> tuple[RecallResult | None, str | None]:
     try:
         result = memory_recall(
@@ -173,7 +174,7 @@ def recall_context(
     session_id: object = None,
     diversity: DiversityOptions | None = None,
     as_of: datetime | None = None,
-    memory_filter: MemoryFilter | None = None,
+    memory_filter: RecordFilter | None = None,
 ) -> MergedRecall:
     """Memory ∪ knowledge for ``query``, merged and ledgered (see the module docstring).
 

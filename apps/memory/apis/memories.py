@@ -22,6 +22,7 @@ from apps.core.api.fields import (
     TimestampField,
 )
 from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS, render_many
+from apps.core.db.filters import FILTER_HELP, record_filter_parse_text
 from apps.memory.apis.common import (
     ListMetaSerializer,
     MemoryOutputSerializer,
@@ -29,12 +30,7 @@ from apps.memory.apis.common import (
     SessionTurnOutputSerializer,
 )
 from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
-from apps.memory.selectors import (
-    FILTER_HELP,
-    memory_filter_parse_text,
-    memory_list,
-    memory_list_all_subjects,
-)
+from apps.memory.selectors import memory_list, memory_list_all_subjects
 from apps.memory.services import (
     MemoryDraft,
     SessionTurnDraft,
@@ -216,7 +212,7 @@ class MemoryListFilterSerializer(CheckedInputSerializer):
     )
     # JSON text, parsed and checked by the selector's own parser (422 `invalid_filter`).
     filter = CheckedCharField(
-        check=memory_filter_parse_text,
+        check=record_filter_parse_text,
         required=False,
         allow_blank=True,
         help_text=f"A JSON object (URL-encoded). {FILTER_HELP}",

@@ -19,14 +19,13 @@ from apps.core.api.fields import (
     TimestampField,
 )
 from apps.core.api.serializers import COMMON_ERRORS, render_many
+from apps.core.db.filters import FILTER_HELP, record_filter_parse
 from apps.memory.apis.common import MemoryOutputSerializer
 from apps.memory.selectors import (
     EMBEDDING_STATUSES,
-    FILTER_HELP,
     RECALL_MODES,
     RECALL_SELECTION_REASONS,
     VALIDITIES,
-    memory_filter_parse,
     memory_recall,
     validate_recall_query,
 )
@@ -52,7 +51,7 @@ class MemoryRecallInputSerializer(CheckedInputSerializer):
     )
     # Checked by the selector's own parser (422 `invalid_filter`), shared with list and MCP.
     filter = CheckedDictField(
-        check=memory_filter_parse, required=False, allow_null=True, help_text=FILTER_HELP
+        check=record_filter_parse, required=False, allow_null=True, help_text=FILTER_HELP
     )
 
 

@@ -1,13 +1,6 @@
 """Reads on agent memory. Import from the submodules; this package re-exports the public API."""
 
 from apps.memory.selectors.changes import memory_change_candidates, memory_texts
-from apps.memory.selectors.filters import (
-    FILTER_HELP,
-    InvalidFilter,
-    MemoryFilter,
-    memory_filter_parse,
-    memory_filter_parse_text,
-)
 from apps.memory.selectors.listing import (
     memory_list,
     memory_list_all_subjects,
@@ -45,13 +38,10 @@ from apps.memory.selectors.scope_usage import (
 __all__ = [
     "ADMISSION_SQL",
     "EMBEDDING_STATUSES",
-    "FILTER_HELP",
     "RECALL_MODES",
     "RECALL_SELECTION_REASONS",
     "VALIDITIES",
-    "InvalidFilter",
     "Keywords",
-    "MemoryFilter",
     "RecallHit",
     "RecallResult",
     "SessionUsage",
@@ -61,8 +51,6 @@ __all__ = [
     "keyword_scopes",
     "late_interaction_scores",
     "memory_change_candidates",
-    "memory_filter_parse",
-    "memory_filter_parse_text",
     "memory_list",
     "memory_list_all_subjects",
     "memory_live_count",

@@ -9,9 +9,9 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from apps.core.db.filters import RecordFilter
 from apps.core.db.pagination import Page, paginate
 from apps.memory.models import Memory, SessionMemory
-from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.validity import in_time
 from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
@@ -29,7 +29,7 @@ def _filtered(
     include_superseded: bool,
     tags: Sequence[str] | None,
     as_of: datetime | None,
-    narrowing: MemoryFilter | None,
+    narrowing: RecordFilter | None,
 ) -> QuerySet[Memory]:
     if project_id is not None:
         queryset = queryset.filter(project_partition(project_id=project_id))
@@ -54,7 +54,7 @@ def memory_list(
     limit: int = 50,
     offset: int = 0,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> Page[Memory]:
     """The subject's long-term memories, newest first.
 
@@ -62,7 +62,7 @@ def memory_list(
     holds); with it, global ∪ that project, as recall reads. ``tags``: only memories
     carrying all of them. ``as_of``: the memories whose fact held then (superseded since or
     not) instead of the live ones. ``narrowing``: only those a tag and metadata filter keeps
-    (:func:`~apps.memory.selectors.filters.memory_filter_parse`).
+    (:func:`~apps.core.db.filters.record_filter_parse`).
     """
     queryset = _filtered(
         Memory.objects.filter(tenant=tenant, subject_id=subject_id),
@@ -86,7 +86,7 @@ def memory_list_all_subjects(
     limit: int = 50,
     offset: int = 0,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> Page[Memory]:
     """Operator oversight: every subject's memories in one tenant."""
     queryset = _filtered(

@@ -3,8 +3,9 @@ the guarded scope in every mode and on the fallback path, so every matching row 
 
 import pytest
 
+from apps.core.db.filters import InvalidFilter, record_filter_parse
 from apps.memory.models import Memory
-from apps.memory.selectors import InvalidFilter, memory_filter_parse, memory_list, memory_recall
+from apps.memory.selectors import memory_list, memory_recall
 from apps.memory.services import MemoryDraft, memory_embed_pending, memory_write_batch
 from tests.memory.helpers import remember
 
@@ -26,7 +27,7 @@ def _nested(keys):
 
 def _listed(tenant, raw, subject="a"):
     page = memory_list(
-        tenant=tenant, subject_id=subject, narrowing=memory_filter_parse(raw), limit=200
+        tenant=tenant, subject_id=subject, narrowing=record_filter_parse(raw), limit=200
     )
     return _texts(page.results)
 
@@ -175,7 +176,7 @@ def test_filter_never_reaches_another_subject(tenant, other_tenant):
 )
 def test_a_bad_filter_is_refused_with_where_it_went_wrong(_case, raw, path):
     with pytest.raises(InvalidFilter) as caught:
-        memory_filter_parse(raw)
+        record_filter_parse(raw)
     assert caught.value.code == "invalid_filter"
     assert caught.value.http_status == 422
     assert caught.value.details == {"path": path}
@@ -218,7 +219,7 @@ def _recall(tenant, mode, raw, limit=5, query="pizza"):
         query=query,
         limit=limit,
         mode=mode,
-        narrowing=memory_filter_parse(raw),
+        narrowing=record_filter_parse(raw),
     )
 
 

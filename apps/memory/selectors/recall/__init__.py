@@ -28,11 +28,11 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import OperationalError
 
+from apps.core.db.filters import RecordFilter
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
-from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
@@ -106,7 +106,7 @@ def memory_recall(
     query_embedding: list[float] | None = None,
     mode: str | None = None,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> RecallResult:
     """The subject's top-``limit`` memories for ``query`` (spec envelope ``{results, meta}``).
 
@@ -116,8 +116,8 @@ def memory_recall(
     memories (every version with ``include_superseded``), what still holds first
     (:func:`~apps.memory.selectors.recall.results.prefer_current`).
 
-    ``narrowing``: a tag and metadata filter (:func:`~apps.memory.selectors.filters.
-    memory_filter_parse`), part of the same guarded scope in every mode and on the fallback
+    ``narrowing``: a tag and metadata filter (:func:`~apps.core.db.filters.
+    record_filter_parse`), part of the same guarded scope in every mode and on the fallback
     path, so the top-``limit`` is taken among the rows it keeps.
 
     ``mode`` is ``semantic`` | ``keyword`` | ``hybrid`` (default ``MEMORY_RECALL_DEFAULT_MODE``).

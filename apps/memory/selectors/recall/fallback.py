@@ -16,10 +16,10 @@ from typing import Any
 from django.db.models import Case, IntegerField, Q, Value, When
 from django.db.models.functions import Coalesce
 
+from apps.core.db.filters import RecordFilter
 from apps.core.db.routers import PRIMARY
 from apps.core.repos import require_scope
 from apps.memory.models import Memory
-from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
 from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking
 from apps.memory.selectors.recall.results import (
@@ -53,7 +53,7 @@ def _fallback_scope(
     subject_id: str,
     project_id: uuid.UUID | None,
     as_of: datetime | None,
-    narrowing: MemoryFilter | None,
+    narrowing: RecordFilter | None,
 ) -> Any:
     """The subject's live rows (or those valid at ``as_of``) that pass ``narrowing``,
     embedded or not, on the OLTP repo, through the scope guard."""
@@ -77,7 +77,7 @@ def fallback_recall(
     reason: str,
     mode: str,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> RecallResult:
     """No vectors (or no heavy-read capacity): keyword ranking in the same scope, on the OLTP
     repo (spec "Graceful degradation"), topped up with a recent-first substring match for

@@ -22,8 +22,8 @@ from typing import Any
 
 from django.conf import settings
 
+from apps.core.db.filters import RecordFilter
 from apps.core.vectors import VectorParam
-from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.recall.keyword import (
     Keywords,
     keyword_ranked_ids,
@@ -151,7 +151,7 @@ def hybrid_recall(
     limit: int,
     include_superseded: bool,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> RecallResult:
     """Both legs over one guarded scope, with the query's vector possibly still being
     embedded. Waiting for the vector can raise ``EmbeddingsUnavailable``."""

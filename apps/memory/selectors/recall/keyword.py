@@ -20,8 +20,8 @@ from typing import Any
 
 from django.conf import settings
 
+from apps.core.db.filters import RecordFilter
 from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
-from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.recall.results import (
     REASON_KEYWORD,
     REASON_KEYWORD_PENDING,
@@ -195,7 +195,7 @@ def keyword_scopes(
     project_id: uuid.UUID | None,
     include_superseded: bool,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> KeywordScopes:
     any_row, embedded, pending = (
         recall_scope(
@@ -221,7 +221,7 @@ def keyword_recall(
     limit: int,
     include_superseded: bool,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> RecallResult:
     """``keyword`` mode: the subject's top-``limit`` rows by BM25, embedded or not."""
     started = time.perf_counter()

@@ -28,11 +28,11 @@ from django.db.models import Q
 from django.db.models.expressions import Col
 
 from apps.core.db.cursors import server_bound_cursor
+from apps.core.db.filters import RecordFilter
 from apps.core.db.rows import instances_are_plain, model_from_row
 from apps.core.repos import ScopeViolation, heavy_read_memories
 from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
-from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.listing import LIST_DEFERRED_FIELDS
 from apps.memory.selectors.validity import in_time
 from apps.projects.scoping import project_partition
@@ -160,7 +160,7 @@ def recall_scope(
     include_superseded: bool,
     rows: str = ROWS_EMBEDDED,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> CompiledScope:
     """The compiled, guarded scope for one recall: the shape's template with the caller's
     tenant, subject, project and ``as_of`` bound where the template's placeholders were. The
@@ -186,7 +186,7 @@ def recall_scope(
     return CompiledScope(where=where, params=params, using=scope.using, table=scope.table)
 
 
-def _narrowing_clause(narrowing: MemoryFilter, using: str) -> tuple[str, tuple[Any, ...]]:
+def _narrowing_clause(narrowing: RecordFilter, using: str) -> tuple[str, tuple[Any, ...]]:
     """A filter's WHERE over the memory table alone (compiled per recall: filters vary too
     much to template, and one is small). Parenthesised, so it ANDs as one term."""
     compiled = compile_scope(Memory.objects.using(using).filter(narrowing.q))

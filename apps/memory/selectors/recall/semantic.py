@@ -28,10 +28,10 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core.db.cursors import server_bound_cursor
+from apps.core.db.filters import RecordFilter
 from apps.core.db.iterative_scan import OFF, iterative_scan
 from apps.core.vectors import VectorParam
 from apps.memory.models import Memory
-from apps.memory.selectors.filters import MemoryFilter
 from apps.memory.selectors.recall.results import (
     STRATEGY_ANN,
     STRATEGY_ANN_EXACT,
@@ -186,7 +186,7 @@ def _vector_ranking(
     include_superseded: bool,
     rows: bool,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> VectorRanking:
     scope = recall_scope(
         tenant_id=tenant.pk,
@@ -232,7 +232,7 @@ def semantic_ranking(
     limit: int,
     include_superseded: bool,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> VectorRanking:
     """The vector leg of ``hybrid``: the nearest ``limit`` ids and distances, no rows (only
     the fused winners' rows are read, by :func:`apps.memory.selectors.recall.scope.fetch_rows`)."""
@@ -258,7 +258,7 @@ def semantic_recall(
     limit: int,
     include_superseded: bool,
     as_of: datetime | None = None,
-    narrowing: MemoryFilter | None = None,
+    narrowing: RecordFilter | None = None,
 ) -> RecallResult:
     """The subject's ``limit`` nearest memories to ``vector`` (``mode=semantic``)."""
     started = time.perf_counter()

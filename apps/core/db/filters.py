@@ -1,8 +1,9 @@
-"""Narrowing a read by tags and metadata: the filter language recall and list share.
+"""Narrowing a read by tags and metadata: the filter language of every row with ``tags`` and
+``metadata`` (memory recall and list use it).
 
 A filter is a JSON object (docs/recall.md, "Filters"); every condition in it must hold:
 
-* ``"tags"``: a tag the memory carries (``"tags": "infra"``), or an object of operators:
+* ``"tags"``: a tag the row carries (``"tags": "infra"``), or an object of operators:
   ``$all`` (carries every one), ``$in`` (carries at least one), ``$nin`` (carries none),
   ``$eq`` (carries it), ``$ne`` (does not carry it).
 * ``"metadata"``: an object mirroring the metadata's shape. A key names a field; its value
@@ -17,7 +18,7 @@ A filter is a JSON object (docs/recall.md, "Filters"); every condition in it mus
 
 The filter is checked once, before anything runs, and bounded (depth, conditions, list
 lengths, size): a bad one is 422 ``invalid_filter`` naming where it went wrong. It becomes a
-``Q`` over the memory row alone, so the caller puts it in the same WHERE as the scope: every
+``Q`` over the row alone, so the caller puts it in the same WHERE as the scope: every
 matching row can rank, none is cut before it is filtered. Equality is JSON containment
 (``metadata @> …``, ``tags @> …``, ``tags && …``), which the GIN indexes serve.
 """
@@ -35,8 +36,7 @@ from django.db.models import BooleanField, F, Q
 from django.db.models.expressions import Expression
 from typing_extensions import override
 
-from apps.core.exceptions import ValidationFailed
-from apps.memory.exceptions import MemoryErrorCode
+from apps.core.exceptions import CoreErrorCode, ValidationFailed
 
 #: How deep a filter may nest (objects and lists, from the filter itself).
 FILTER_MAX_DEPTH = 12
@@ -81,12 +81,12 @@ FILTER_HELP = (
 
 
 class InvalidFilter(ValidationFailed):
-    default_code: str = MemoryErrorCode.INVALID_FILTER
+    default_code: str = CoreErrorCode.INVALID_FILTER
 
 
 @dataclass(frozen=True)
-class MemoryFilter:
-    """A checked filter: the ``Q`` that narrows memory rows, and the filter as given."""
+class RecordFilter:
+    """A checked filter: the ``Q`` that narrows the rows, and the filter as given."""
 
     q: Q
     raw: Mapping[str, Any]
@@ -138,7 +138,7 @@ def _depth(value: Any, path: str, depth: int = 0) -> None:
             _depth(item, f"{path}[{index}]", depth + 1)
 
 
-def memory_filter_parse(raw: object) -> MemoryFilter | None:
+def record_filter_parse(raw: object) -> RecordFilter | None:
     """Check ``raw`` (a filter object, or None/{} for no filter) and build its ``Q``; a bad
     filter raises 422 ``invalid_filter`` with ``details.path`` where it went wrong."""
     if raw is None:
@@ -152,11 +152,11 @@ def memory_filter_parse(raw: object) -> MemoryFilter | None:
         raise _fail(f"{size} bytes serialized; at most {FILTER_MAX_BYTES}.", "")
     if not raw:
         return None
-    return MemoryFilter(q=_filter(raw, "", _Budget()), raw=raw)
+    return RecordFilter(q=_filter(raw, "", _Budget()), raw=raw)
 
 
-def memory_filter_parse_text(text: object) -> MemoryFilter | None:
-    """:func:`memory_filter_parse` of a filter sent as JSON text (a query-string parameter);
+def record_filter_parse_text(text: object) -> RecordFilter | None:
+    """:func:`record_filter_parse` of a filter sent as JSON text (a query-string parameter);
     text that is not JSON is ``invalid_filter`` too."""
     if text is None or (isinstance(text, str) and not text.strip()):
         return None
@@ -166,7 +166,7 @@ def memory_filter_parse_text(text: object) -> MemoryFilter | None:
         raw = json.loads(text)
     except ValueError:
         raise _fail("is not valid JSON.", "") from None
-    return memory_filter_parse(raw)
+    return record_filter_parse(raw)
 
 
 def _filter(raw: Any, path: str, budget: _Budget) -> Q:
