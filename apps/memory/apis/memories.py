@@ -23,12 +23,14 @@ from apps.core.api.fields import (
 )
 from apps.core.api.serializers import COMMON_ERRORS, WRITE_ERRORS, render_many
 from apps.core.db.filters import FILTER_HELP, record_filter_parse_text
+from apps.core.exceptions import ValidationFailed
 from apps.memory.apis.common import (
     ListMetaSerializer,
     MemoryOutputSerializer,
     MemoryWrittenField,
     SessionTurnOutputSerializer,
 )
+from apps.memory.exceptions import MemoryErrorCode
 from apps.memory.models import SESSION_ID_MAX_LENGTH, MemorySource, SessionRole
 from apps.memory.selectors import memory_list, memory_list_all_subjects
 from apps.memory.services import (
@@ -60,7 +62,15 @@ EXPIRY_REQUIRED: list[dict[str, Any]] = [
 ]
 
 
-class MemoryWriteInputSerializer(InputSerializer):
+def _session_id_string(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValidationFailed(
+            "session_id must be a string.", code=MemoryErrorCode.INVALID_SESSION_ID
+        )
+    return value
+
+
+class MemoryWriteInputSerializer(CheckedInputSerializer):
     """One write. ``tier`` picks the fields that apply; scope fields in a body are ignored."""
 
     # The cross-field rules validate() applies, for the request schema: a long-term write has
@@ -127,10 +137,14 @@ class MemoryWriteInputSerializer(InputSerializer):
         "dates). Default: the time of the write.",
     )
     # session
-    session_id = serializers.CharField(
+    # The session tier checks the id (with the item's index), so a batch refuses one no
+    # session may have as every session endpoint does: 422 invalid_session_id, never DRF's
+    # validation_error. An id is kept exactly as given.
+    session_id = CheckedCharField(
+        check=_session_id_string,
         required=False,
+        min_length=1,
         max_length=SESSION_ID_MAX_LENGTH,
-        # An id is kept exactly as given: the URL form keeps " a" too.
         trim_whitespace=False,
         help_text="tier=session. Deprecated on a single write: the session is the URL of "
         "POST /api/v1/memory/sessions/{session_id}/turns.",
@@ -144,6 +158,7 @@ class MemoryWriteInputSerializer(InputSerializer):
 
     @override
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
         if attrs["tier"] == "long_term":
             text = attrs.get("text", "")
             if not text.strip():

@@ -340,7 +340,7 @@ def test_ids_and_items_past_engrams_bounds_are_refused(sessions):
         [big],
     ]
     assert asyncio.run(engram_scenario(sessions.engram)) == (
-        [(None, "invalid_session_id"), (422, "validation_error"), (422, "content_too_large")],
+        [(None, "invalid_session_id"), (422, "invalid_session_id"), (422, "content_too_large")],
         [],
     )
 

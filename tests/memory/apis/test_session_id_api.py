@@ -145,3 +145,23 @@ def test_reverse_and_the_route_agree_on_every_id(session_id):
 
     # The test client, like a WSGI server, percent-decodes the path once before routing.
     assert resolve(unquote(path)).kwargs == {"session_id": session_id}
+
+
+@pytest.mark.parametrize(("_case", "session_id"), [("too_long", "s" * 201), ("blank", "  ")])
+def test_a_batch_refuses_an_id_no_session_may_have_as_the_session_endpoints_do(
+    agent, _case, session_id
+):
+    response = agent.post(
+        f"{MEMORY}/batch",
+        {
+            "items": [
+                {"tier": "session", "session_id": "ok", "content": "c", "ttl_seconds": 60},
+                {"tier": "session", "session_id": session_id, "content": "c", "ttl_seconds": 60},
+            ]
+        },
+    )
+
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "invalid_session_id"
+    assert response.json()["error"]["details"] == {"index": 1}
+    assert SessionMemory.objects.count() == 0
