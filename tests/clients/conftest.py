@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from engram_client import Engram
+from engram_client.langgraph import EngramStore
 
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create
@@ -75,3 +76,23 @@ def proxy(live_server) -> Iterator[MisbehavingProxy]:
     running = MisbehavingProxy(upstream=live_server.url)
     yield running
     running.close()
+
+
+@pytest.fixture
+def agent_key(issue_key, tenant):
+    return issue_key(tenant, "langgraph-agent")
+
+
+@pytest.fixture
+def make_store(live_server, agent_key):
+    """EngramStore instances on the live server as one agent, closed after the test."""
+    stores: list[EngramStore] = []
+
+    def _make(**options) -> EngramStore:
+        store = EngramStore(live_server.url, agent_key, **options)
+        stores.append(store)
+        return store
+
+    yield _make
+    for store in stores:
+        store.close()

@@ -66,25 +66,6 @@ def _embed_everything() -> None:
     )
 
 
-@pytest.fixture
-def agent_key(issue_key, tenant):
-    return issue_key(tenant, "langgraph-agent")
-
-
-@pytest.fixture
-def make_store(live_server, agent_key):
-    stores: list[EngramStore] = []
-
-    def _make(**options) -> EngramStore:
-        store = EngramStore(live_server.url, agent_key, **options)
-        stores.append(store)
-        return store
-
-    yield _make
-    for store in stores:
-        store.close()
-
-
 def _start(user_id: str, message: str) -> ChatState:
     return {"user_id": user_id, "message": message, "recalled": []}
 

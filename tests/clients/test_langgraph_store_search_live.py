@@ -6,32 +6,13 @@ from __future__ import annotations
 
 import pytest
 from engram_client import Engram, NewMemory
-from engram_client.langgraph import NOINDEX_TAG, EngramStore
+from engram_client.langgraph import NOINDEX_TAG
 from langgraph.store.memory import InMemoryStore
 
 from apps.memory.models import Memory as MemoryRow
 from apps.memory.services import memory_embed_pending
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
-
-
-@pytest.fixture
-def agent_key(issue_key, tenant):
-    return issue_key(tenant, "langgraph-agent")
-
-
-@pytest.fixture
-def make_store(live_server, agent_key):
-    stores: list[EngramStore] = []
-
-    def _make(**options) -> EngramStore:
-        store = EngramStore(live_server.url, agent_key, **options)
-        stores.append(store)
-        return store
-
-    yield _make
-    for store in stores:
-        store.close()
 
 
 def test_the_hungry_example_finds_its_memory_on_the_first_search(make_store, tenant):
