@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import threading
 import time
@@ -314,6 +315,24 @@ def flood_bench(*, plan: FloodPlan, memories_per_agent: int) -> dict[str, Any]:
         }
     )
     return report
+
+
+def flood_bench_repeated(
+    *, plan: FloodPlan, memories_per_agent: int, repeat: int
+) -> dict[str, Any]:
+    """:func:`flood_bench` ``repeat`` times against the same server, with the median ratios: a
+    p99 over a few hundred recalls is close to their maximum, so one run's ratio moves with
+    whatever else the machine did in either phase."""
+    runs = [flood_bench(plan=plan, memories_per_agent=memories_per_agent) for _ in range(repeat)]
+    p99_ratios = [run["p99_ratio"] for run in runs if run["p99_ratio"] is not None]
+    p50_ratios = [run["p50_ratio"] for run in runs if run["p50_ratio"] is not None]
+    p99_median = statistics.median(p99_ratios) if p99_ratios else None
+    return {
+        "runs": runs,
+        "p99_ratio_median": p99_median,
+        "p50_ratio_median": statistics.median(p50_ratios) if p50_ratios else None,
+        "within_target": p99_median is not None and p99_median <= TARGET_P99_RATIO,
+    }
 
 
 # ----------------------------------------------------------------------------- --serve

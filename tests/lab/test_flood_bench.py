@@ -94,3 +94,18 @@ def test_the_snapshot_sees_another_subjects_and_another_tenants_rows_but_not_the
         "other_subjects": ["memory_memory", "memory_search_term"],
         "other_tenants": ["memory_memory"],
     }
+
+
+def test_repeated_runs_report_the_median_ratios(monkeypatch):
+    ratios = iter([(3.0, 1.2), (1.5, 1.1), (1.9, None)])
+
+    def one_run(**_kwargs):
+        p99, p50 = next(ratios)
+        return {"p99_ratio": p99, "p50_ratio": p50}
+
+    monkeypatch.setattr(flood_bench, "flood_bench", one_run)
+    report = flood_bench.flood_bench_repeated(plan=PLAN, memories_per_agent=1, repeat=3)
+    assert len(report["runs"]) == 3
+    assert report["p99_ratio_median"] == 1.9
+    assert report["p50_ratio_median"] == pytest.approx(1.15)
+    assert report["within_target"] is True
