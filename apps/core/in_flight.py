@@ -74,4 +74,7 @@ def subject_in_flight_slot(
         yield
     finally:
         with suppress(ValueError):  # the slot key expired: nothing to release
-            cache.decr(key)
+            if cache.decr(key) < 0:
+                # The key expired while this slot was held and was started again without it:
+                # a count below zero would let the subject past its cap until the key expires.
+                cache.set(key, 0, timeout=SLOT_TTL_SECONDS)

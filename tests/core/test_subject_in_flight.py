@@ -197,3 +197,21 @@ def test_each_gunicorn_worker_learns_how_many_web_processes_there_are(monkeypatc
     gunicorn.post_fork(SimpleNamespace(cfg=SimpleNamespace(workers=3)), worker=None)
 
     assert os.environ["ENGRAM_WEB_PROCESSES"] == "3"
+
+
+def test_a_slot_held_across_its_keys_expiry_does_not_leave_the_count_below_zero(settings):
+    settings.SUBJECT_MAX_IN_FLIGHT = 2
+    settings.REDIS_URL = "redis://cache:6379/0"  # the whole cap in this process
+    with ExitStack() as old:
+        _hold(old, tenant_id="t", subject_id="expiring", count=1)
+        caches["default"].clear()  # the slot key expires while the request runs
+        with ExitStack() as new:
+            _hold(new, tenant_id="t", subject_id="expiring", count=1)
+    # Both released: the cap is whole again, and no more than whole.
+    with ExitStack() as held:
+        _hold(held, tenant_id="t", subject_id="expiring", count=2)
+        with (
+            pytest.raises(TooManyRequestsInFlight),
+            subject_in_flight_slot(tenant_id="t", subject_id="expiring"),
+        ):
+            pass
