@@ -48,7 +48,9 @@ def enqueue_article_embedding(article_ids: Sequence[object]) -> None:
         enqueue_on_commit(EMBED_ARTICLES, ids[start : start + batch])
 
 
-def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]]) -> int:
+def _store_vectors(
+    *, rows: Sequence[Article], vectors: Sequence[Sequence[float]], config: EmbeddingConfig
+) -> int:
     """One UPDATE for the batch. Only rows still unembedded AND still at the version that was
     embedded are written: an edit made while the provider was working cleared the vector and
     bumped the version, so its stale vector is discarded and the edit's own task fills it."""
@@ -56,6 +58,7 @@ def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]
         table=Article._meta.db_table,
         ids=[str(row.pk) for row in rows],
         vectors=vectors,
+        model=config.fingerprint,
         versions=[row.version for row in rows],
         only_unembedded=True,
     )
@@ -77,7 +80,7 @@ def _embed_for_tenant(*, tenant: Tenant, rows: Sequence[Article], run: ArticleEm
                 {"tenant_id": str(tenant.pk), "reason": exc.reason},
             )
             return
-        run.embedded += _store_vectors(rows=batch, vectors=vectors)
+        run.embedded += _store_vectors(rows=batch, vectors=vectors, config=config)
 
 
 def article_embed_pending(*, article_ids: Sequence[str]) -> ArticleEmbeddingRun:
@@ -176,6 +179,7 @@ def article_reembed_batch(
         table=Article._meta.db_table,
         ids=[str(row.pk) for row in batch],
         vectors=vectors,
+        model=config.fingerprint,
         versions=[row.version for row in batch],
         tenant_id=tenant.pk,
         only_unembedded=False,

@@ -102,12 +102,18 @@ def _hold_wakes(*, tenant_id: uuid.UUID | str, seconds: int) -> None:
     )
 
 
-def _store_vectors(*, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> int:
-    """One UPDATE for the whole batch; only rows still unembedded are written, so a row
-    embedded meanwhile by another path (``memory_embed_pending``) is neither counted nor
-    overwritten."""
+def _store_vectors(
+    *, ids: Sequence[str], vectors: Sequence[Sequence[float]], config: EmbeddingConfig
+) -> int:
+    """One UPDATE for the whole batch, stamped with ``config``'s model; only rows still
+    unembedded are written, so a row embedded meanwhile by another path
+    (``memory_embed_pending``) is neither counted nor overwritten."""
     return store_vectors(
-        table=Memory._meta.db_table, ids=ids, vectors=vectors, only_unembedded=True
+        table=Memory._meta.db_table,
+        ids=ids,
+        vectors=vectors,
+        model=config.fingerprint,
+        only_unembedded=True,
     )
 
 
@@ -176,7 +182,9 @@ def _embed_group(
             return True
         run.unavailable[str(tenant.pk)] = exc.reason
         return False
-    run.embedded += _store_vectors(ids=[str(row.pk) for row in group], vectors=vectors)
+    run.embedded += _store_vectors(
+        ids=[str(row.pk) for row in group], vectors=vectors, config=config
+    )
     return True
 
 
@@ -239,7 +247,9 @@ def memory_embed_pending(*, memory_ids: Sequence[str]) -> EmbeddingRun:
                 )
                 break
             run.calls += 1
-            run.embedded += _store_vectors(ids=[str(row.pk) for row in batch], vectors=vectors)
+            run.embedded += _store_vectors(
+                ids=[str(row.pk) for row in batch], vectors=vectors, config=config
+            )
     if run.embedded:
         emit("memory_embedding.embedded", {"count": run.embedded, "calls": run.calls})
     return run
