@@ -105,8 +105,9 @@ def _open_run(*, tenant: Tenant, provider: str) -> tuple[ReembedRun, bool]:
         return run, False
 
 
-class _TenantLock:
-    """A session-level advisory lock: one ``reembed`` per tenant at a time."""
+class TenantReembedLock:
+    """A session-level advisory lock: one ``reembed`` (or background migration run) per
+    tenant at a time. Raises ``ReembedAlreadyRunning`` at once when another holds it."""
 
     def __init__(self, tenant: Tenant) -> None:
         self.key = f"reembed:{tenant.pk}"
@@ -147,7 +148,7 @@ def memory_reembed(
         raise ValueError("batch_size must be positive")
     config = tenant_embedding_config(tenant=tenant)
     provider = provider_fingerprint(config)
-    with _TenantLock(tenant):
+    with TenantReembedLock(tenant):
         run: ReembedRun | None = None
         resumed = False
         embedded_before: datetime | None = None
