@@ -6,6 +6,8 @@ progress shows in ``reembed --status`` and on /metrics."""
 import numpy as np
 import pytest
 from django.core.cache import cache
+from django.core.management.base import CommandError
+from django.db import connections
 from rest_framework.test import APIClient
 
 from apps.dataops.selectors import embedding_migration_status
@@ -201,3 +203,34 @@ def test_the_status_names_a_vector_of_unknown_model(tenant):
 
     assert [(m.fingerprint, m.label, m.current) for m in status.models] == [("", "unknown", False)]
     assert tenants_to_migrate() == [tenant]
+
+
+def test_a_tenant_a_reembed_holds_is_skipped_this_run(tenant):
+    _old_store(tenant, 3)
+    _switch(tenant)
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_lock(hashtextextended(%s, 0))", [f"reembed:{tenant.pk}"]
+            )
+        held = embeddings_migrate()
+    finally:
+        other.close()  # the session's lock goes with it
+
+    assert (held.busy, held.memories) == ([tenant.slug], 0)
+    assert embeddings_migrate().memories == 3
+
+
+def test_zero_rows_per_run_turns_the_migration_off(tenant, settings):
+    settings.EMBEDDING_MIGRATION_ROWS_PER_RUN = 0
+    _old_store(tenant, 3)
+    _switch(tenant)
+
+    assert embeddings_migrate().memories == 0
+    assert set(_models(tenant).values()) == {OLD}
+
+
+def test_reembed_without_a_tenant_or_status_is_refused():
+    with pytest.raises(CommandError, match="--tenant is required"):
+        run("reembed")
