@@ -21,6 +21,7 @@ import time
 
 import pytest
 from django.db import connections
+from typing_extensions import override
 
 from apps.dataops.selectors import embedding_migration_status
 from apps.dataops.services import embeddings_migrate, tenants_to_migrate
@@ -57,6 +58,7 @@ class _Recaller(threading.Thread):
         self.semantic_hits = 0
         self.keyword_only_hits = 0
 
+    @override
     def run(self) -> None:
         chooser = random.Random(7)
         try:
