@@ -5,10 +5,12 @@ made a vector")."""
 
 import pytest
 
+from apps.extraction.promotion.types import Candidate
 from apps.knowledge.selectors import knowledge_search
 from apps.knowledge.services import article_embedding_text, propose_article
+from apps.memory.models import Memory, MemorySource
 from apps.memory.selectors import memory_recall
-from apps.memory.services import memory_embed_pending
+from apps.memory.services import memory_embed_pending, promotion_persist
 from apps.tenancy.selectors import tenant_embedding_fingerprint
 from tests.knowledge.factories import ArticleFactory
 from tests.knowledge.helpers import CURATOR
@@ -120,3 +122,25 @@ def test_the_novelty_gate_compares_only_articles_of_the_same_model(tenant):
 
     assert proposal.created
     assert proposal.verdict == "created"
+
+
+def test_promotion_never_takes_a_memory_of_another_model_for_a_paraphrase(tenant):
+    text = "The user deploys on Fridays."
+    old = MemoryFactory.create(
+        tenant=tenant,
+        text="Something the old model embedded.",
+        source=MemorySource.PROMOTED,
+        # The new candidate's own vector, by another model: a paraphrase in the new space.
+        embedding=fake_provider_vector(text),
+        embedding_model=OTHER_MODEL,
+    )
+
+    outcome = promotion_persist(
+        tenant=tenant,
+        subject_id="agent-a",
+        session_id="s",
+        candidates=[Candidate(text=text, confidence=1.0)],
+    )
+
+    assert outcome.promoted == 1
+    assert Memory.objects.get(pk=old.pk).superseded_by_id is None
