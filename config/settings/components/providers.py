@@ -11,7 +11,9 @@ LOCAL_EMBEDDING_THREADS = env.int("ENGRAM_LOCAL_EMBEDDING_THREADS", default=2)
 # "minilm" (all-MiniLM-L6-v2) or "bge-small" (bge-small-en-v1.5: better recall, but cosines
 # on another scale, so the similarity thresholds calibrated on MiniLM (knowledge gate, recall
 # bump, promotion) do not hold for it yet). Both are 384-d, but their vectors are not
-# comparable: changing it means `manage.py reembed`.
+# comparable: changing it moves every tenant on it to the new model in the background (recall
+# never compares the two; docs/operators.md, "Changing the embedding model"). A deployment
+# that sets the variable keeps its model when this default changes in a release.
 LOCAL_EMBEDDING_MODEL = env.str("ENGRAM_LOCAL_EMBEDDING_MODEL", default="minilm")
 # With "minilm", recall's queries run on an int8-product copy of the model (twice as fast;
 # vectors within ~0.01 cosine of the exact ones). False: queries use the exact model too.
