@@ -12,6 +12,7 @@ from apps.memory.models import Memory, MemorySource
 from apps.memory.selectors import memory_recall
 from apps.memory.services import memory_embed_pending, promotion_persist
 from apps.tenancy.selectors import tenant_embedding_fingerprint
+from apps.tenancy.services import tenant_configure_embedding_provider
 from tests.knowledge.factories import ArticleFactory
 from tests.knowledge.helpers import CURATOR
 from tests.memory.factories import MemoryFactory
@@ -144,3 +145,24 @@ def test_promotion_never_takes_a_memory_of_another_model_for_a_paraphrase(tenant
 
     assert outcome.promoted == 1
     assert Memory.objects.get(pk=old.pk).superseded_by_id is None
+
+
+def test_over_http_a_model_change_keeps_recall_answering(agent, tenant):
+    old = agent.post("/api/v1/memory", {"text": "The user prefers tabs.", "embed_now": True})
+    # What configure_provider does (its caches of the tenant forget the old provider).
+    tenant_configure_embedding_provider(tenant=tenant, provider="fake", config={"model": "b"})
+    new = agent.post("/api/v1/memory", {"text": "The user prefers spaces.", "embed_now": True})
+    old_id, new_id = old.json()["data"]["id"], new.json()["data"]["id"]
+
+    hybrid = agent.post("/api/v1/memory/recall", {"query": "The user prefers"})
+    semantic = agent.post(
+        "/api/v1/memory/recall", {"query": "The user prefers", "mode": "semantic"}
+    )
+    merged = agent.post("/api/v1/recall", {"query": "The user prefers"})
+
+    assert (hybrid.status_code, semantic.status_code, merged.status_code) == (200, 200, 200)
+    hits = {hit["memory"]["id"]: hit for hit in hybrid.json()["data"]}
+    assert set(hits) == {old_id, new_id}
+    assert hits[old_id]["similarity"] is None
+    assert hits[new_id]["similarity"] is not None
+    assert [hit["memory"]["id"] for hit in semantic.json()["data"]] == [new_id]
