@@ -40,6 +40,7 @@ from apps.core.vectors import vector_literal
 from apps.memory.models import Memory
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_fingerprint
 from lab.scratch import require_disposable_database
 
 
@@ -60,12 +61,13 @@ HNSW_INDEX = DeferredIndex(
     "ON memory_memory USING hnsw (embedding vector_cosine_ops) "
     "WITH (m = 16, ef_construction = 64) WHERE superseded_by_id IS NULL",
 )
-# Migration 0006: the covering btree the exact scan reads (absent for very wide vectors).
-# Keep in step with it.
+# Migration 0036 (after 0006): the covering btree the exact scan reads (absent for very wide
+# vectors). Keep in step with it.
 SCOPE_VECTORS_INDEX = DeferredIndex(
-    name="memory_live_scope_vectors_idx",
-    definition="CREATE INDEX IF NOT EXISTS memory_live_scope_vectors_idx "
-    "ON memory_memory (tenant_id, subject_id, project_id) INCLUDE (id, embedding) "
+    name="memory_live_scope_vectors_model_idx",
+    definition="CREATE INDEX IF NOT EXISTS memory_live_scope_vectors_model_idx "
+    "ON memory_memory (tenant_id, subject_id, project_id) "
+    "INCLUDE (id, embedding, embedding_model) "
     "WHERE superseded_by_id IS NULL AND embedding IS NOT NULL",
 )
 
@@ -401,6 +403,7 @@ _PER_ROW_COLUMNS = (
     "embedding",
     "embedding_content_hash",
     "embedded_at",
+    "embedding_model",
     "occurred_at",
     # Written rather than left to the table's per-row BEFORE trigger that defaults it.
     "valid_from",
@@ -529,12 +532,18 @@ def copy_memories(
     corpus: Corpus,
     rows: GeneratedRows,
     progress: ProgressFactory = _silent_progress,
+    embedding_model: str | None = None,
 ) -> int:
     """Stream the rows into memory_memory with one binary COPY. Returns rows written.
 
     Every row is a live, embedded, global (no project) explicit memory of the tenant, with a
     unique text and its real content hash; created_at runs one second apart in load order.
+    Its vector is stamped as made by ``embedding_model`` (default: the tenant's current model,
+    so recall compares queries with it).
     """
+    model = (
+        tenant_embedding_fingerprint(tenant=tenant) if embedding_model is None else embedding_model
+    )
     total = len(rows.labels)
     start_at: datetime = timezone.now() - timedelta(seconds=total)
     tenant_id = tenant.pk
@@ -576,6 +585,7 @@ def copy_memories(
                             rows.vectors[index],
                             embedding_content_hash(text),
                             created,
+                            model,
                             created,
                             created,
                             *constants,
@@ -594,8 +604,11 @@ def bulk_load(
     corpus: Corpus,
     progress: ProgressFactory = _silent_progress,
     allow_shared: bool = False,
+    embedding_model: str | None = None,
 ) -> LoadTimings:
     """The fast path: drop the vector indexes, COPY, build them again, VACUUM ANALYZE.
+    ``embedding_model``: the fingerprint the vectors are stamped with (default: the
+    tenant's current model).
 
     WARNING: the indexes are dropped for the whole table, so other tenants' recall on the
     database runs without them until the rebuild ends: refused on a database no benchmark
@@ -614,7 +627,13 @@ def bulk_load(
         timings.index_drop_s = time.perf_counter() - started
         try:
             started = time.perf_counter()
-            timings.rows = copy_memories(tenant=tenant, corpus=corpus, rows=rows, progress=progress)
+            timings.rows = copy_memories(
+                tenant=tenant,
+                corpus=corpus,
+                rows=rows,
+                progress=progress,
+                embedding_model=embedding_model,
+            )
             timings.copy_s = time.perf_counter() - started
         finally:
             # Whatever happened, the table gets its indexes back.

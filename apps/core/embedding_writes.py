@@ -19,8 +19,13 @@ without a lock held across the provider call. The caller picks the guards:
   one tenant's provider; its rows were selected by tenant, and the write checks it again so
   a vector can never land on another tenant's row.
 
+Every write stamps the vectors with ``model``, the fingerprint of the configuration that made
+them (``EmbeddingConfig.fingerprint``): recall compares a query only with vectors of its own
+model (docs/embeddings.md, "Which model made a vector").
+
 The table must have the columns ``id`` (uuid), ``embedding`` (vector), ``embedded_at``
-(timestamptz), and — when those guards are used — ``version`` (int) and ``tenant_id``.
+(timestamptz), ``embedding_model`` (text), and — when those guards are used — ``version``
+(int) and ``tenant_id``.
 This module is deliberately only the write: which rows to load, how to batch, which
 telemetry to emit and what to do when the provider is down stay with each app.
 """
@@ -43,12 +48,14 @@ def store_vectors(
     table: str,
     ids: Sequence[uuid.UUID | str],
     vectors: Sequence[Sequence[float]],
+    model: str,
     only_unembedded: bool,
     versions: Sequence[int] | None = None,
     tenant_id: uuid.UUID | str | None = None,
 ) -> int:
-    """Set ``embedding = vectors[i]`` and ``embedded_at = now()`` on row ``ids[i]`` for each
-    ``i``, on the primary, in one ``UPDATE``; return how many rows were written.
+    """Set ``embedding = vectors[i]``, ``embedded_at = now()`` and ``embedding_model = model``
+    on row ``ids[i]`` for each ``i``, on the primary, in one ``UPDATE``; return how many rows
+    were written.
 
     ``table`` is a model's ``_meta.db_table`` — an identifier from code, never user input.
     A row that fails a guard (see the module docstring) or no longer exists is skipped and
@@ -60,8 +67,10 @@ def store_vectors(
         raise ValueError("ids, vectors and versions must have the same length")
     connection = connections[PRIMARY]
     # Columns of the derived table ``v`` and the guards on the target ``t``, with their
-    # parameters in placeholder order (the SET clause's embedded_at comes first).
-    params: list[Any] = [timezone.now(), [str(pk) for pk in ids]]
+    # parameters in placeholder order (the SET clause's embedded_at and model come first).
+    if not model:
+        raise ValueError("a vector must name the model that made it")
+    params: list[Any] = [timezone.now(), model, [str(pk) for pk in ids]]
     columns = ["unnest(%s::uuid[]) AS id"]
     conditions = ["t.id = v.id"]
     if versions is not None:
@@ -79,7 +88,7 @@ def store_vectors(
         cursor.execute(
             f"""
             UPDATE {connection.ops.quote_name(table)} AS t
-               SET embedding = v.embedding::vector, embedded_at = %s
+               SET embedding = v.embedding::vector, embedded_at = %s, embedding_model = %s
               FROM (SELECT {", ".join(columns)}) AS v
              WHERE {" AND ".join(conditions)}
             """,  # noqa: S608 - the table name comes from code; all values are parameters

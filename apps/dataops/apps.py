@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from typing_extensions import override
 
 
 class DataopsConfig(AppConfig):
@@ -9,3 +10,9 @@ class DataopsConfig(AppConfig):
     name = "apps.dataops"
     label = "dataops"
     default_auto_field = "django.db.models.BigAutoField"
+
+    @override
+    def ready(self) -> None:
+        from apps.dataops.metrics import register_embedding_migration_metrics
+
+        register_embedding_migration_metrics()

@@ -49,6 +49,7 @@ from apps.memory.models import (
     SessionPromotion,
     SupersedeReason,
 )
+from apps.providers.embeddings import MODEL_FINGERPRINT_LENGTH
 
 FORMAT = "engram-export"
 FORMAT_VERSION = 1
@@ -168,6 +169,7 @@ def memory_to_mapping(memory: Memory) -> dict[str, Any]:
         "embedding": encode_vector(memory.embedding),
         "embedding_content_hash": memory.embedding_content_hash,
         "embedded_at": _iso(memory.embedded_at),
+        "embedding_model": memory.embedding_model,
         "created_at": _iso(memory.created_at),
         "updated_at": _iso(memory.updated_at),
     }
@@ -213,6 +215,7 @@ def article_to_mapping(snapshot: ArticleSnapshot) -> dict[str, Any]:
         "embedding": encode_vector(state.embedding),
         "embedding_content_hash": state.embedding_content_hash,
         "embedded_at": _iso(state.embedded_at),
+        "embedding_model": state.embedding_model,
         "version": state.version,
         "published_at": _iso(state.published_at),
         "updated_at": _iso(state.updated_at),
@@ -465,9 +468,22 @@ _MEMORY_FIELDS = [
     "embedding",
     "embedding_content_hash",
     "embedded_at",
+    "embedding_model",
     "created_at",
     "updated_at",
 ]
+
+
+def _embedding_model(fields: _Fields, present: bool) -> str:
+    """The fingerprint of the model that made a record's vector. Optional: files written
+    before vectors carried it have none, and such a vector counts as another model's (recall
+    skips it, the background migration re-embeds it)."""
+    if not present:
+        return ""
+    value = fields.string("embedding_model")
+    if len(value) > MODEL_FINGERPRINT_LENGTH:
+        raise _FieldError(f"embedding_model is at most {MODEL_FINGERPRINT_LENGTH} characters")
+    return value
 
 
 def _parse_memory(data: dict[str, Any], *, dimensions: int) -> Memory:
@@ -513,9 +529,12 @@ def _parse_memory(data: dict[str, Any], *, dimensions: int) -> Memory:
         embedding=decode_vector(fields.raw("embedding"), dimensions=dimensions),
         embedding_content_hash=fields.string("embedding_content_hash"),
         embedded_at=fields.optional_timestamp("embedded_at"),
+        embedding_model=_embedding_model(fields, "embedding_model" in data),
         created_at=fields.timestamp("created_at"),
         updated_at=fields.timestamp("updated_at"),
     )
+    if memory.embedding is None:
+        memory.embedding_model = ""
     if memory.valid_to is not None and memory.valid_to < memory.valid_from:
         raise _FieldError("valid_to must not be before valid_from")
     _clean(memory)
@@ -610,6 +629,7 @@ def _parse_article(data: dict[str, Any], *, dimensions: int) -> ArticleSnapshot:
             version=version,
             published_at=fields.optional_timestamp("published_at"),
             updated_at=fields.timestamp("updated_at"),
+            embedding_model=_embedding_model(fields, "embedding_model" in state_data),
         ),
     )
 

@@ -161,6 +161,10 @@ class ArticleState:
     version: int
     published_at: datetime | None
     updated_at: datetime
+    #: The fingerprint of the model that made ``embedding``; "" when unknown (an export
+    #: written before vectors carried it): recall then treats the vector as another model's,
+    #: and the background migration re-embeds it.
+    embedding_model: str = ""
 
 
 #: The fields of :class:`ArticleState`, each also the ``Article`` column it is read from.

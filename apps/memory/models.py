@@ -110,6 +110,13 @@ class Memory(TenantScopedModel):
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_content_hash = models.CharField(max_length=64)
     embedded_at = models.DateTimeField(null=True, blank=True)
+    # The fingerprint of the model that made `embedding` (EmbeddingConfig.fingerprint), set
+    # with every vector; "" for a row without one, or whose vector predates the column and was
+    # not filled in (a writer of the previous release during a rolling upgrade). Recall
+    # compares a query only with vectors of its own model; any other row counts as pending
+    # until the background migration re-embeds it (docs/embeddings.md, "Which model made a
+    # vector").
+    embedding_model = models.CharField(max_length=16, blank=True, default="", db_default="")
     # Provider calls that failed on this row while it was pending. The drain claims rows that
     # never failed first, and embeds a row that did on its own, so one text the provider
     # refuses can hold up neither the rows written after it nor the rest of its batch.

@@ -9,6 +9,7 @@ counts provider faults only.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -33,12 +34,14 @@ from apps.providers.faults import classify_provider_error, provider_config_break
 
 __all__ = [
     "EMBEDDING_PROVIDERS",
+    "MODEL_FINGERPRINT_LENGTH",
     "EmbeddingConfig",
     "EmbeddingsUnavailable",
     "embed_query",
     "embed_search_query",
     "embed_texts",
     "embedding_content_hash",
+    "model_fingerprint",
     "normalise_text",
     "probe_embedding_provider",
 ]
@@ -121,6 +124,33 @@ class EmbeddingConfig:
             return f"local||{local_onnx.configured_model_id()}"
         return f"{self.provider}|{self.base_url}|{self.model}"
 
+    @property
+    def fingerprint(self) -> str:
+        """The short fingerprint of the vector space this configuration embeds into, stored
+        next to every vector (``embedding_model``): :func:`model_fingerprint`."""
+        return model_fingerprint(self.endpoint_key, self.dimensions)
+
+
+#: Characters of a model fingerprint (hex of a sha256): 64 bits, so two configurations never
+#: collide in practice, in a column of 17 bytes a row.
+MODEL_FINGERPRINT_LENGTH = 16
+
+
+def model_fingerprint(endpoint_key: str, dimensions: int | None) -> str:
+    """What makes two vectors comparable — endpoint, model and the dimension asked for (a
+    ``None`` is the deployment's) — as 16 hex characters. Never the key or the owner: a
+    tenant's own provider naming the default's endpoint embeds into the same space. Vectors
+    of different fingerprints are never compared (docs/embeddings.md, "Which model made a
+    vector")."""
+    return _fingerprint(endpoint_key, dimensions or settings.EMBEDDING_DIMENSIONS)
+
+
+@functools.lru_cache(maxsize=256)
+def _fingerprint(endpoint_key: str, dimensions: int) -> str:
+    # Cached: recall asks for its tenant's fingerprint on every read.
+    digest = hashlib.sha256(f"{endpoint_key}|{dimensions}".encode())
+    return digest.hexdigest()[:MODEL_FINGERPRINT_LENGTH]
+
 
 def embed_texts(config: EmbeddingConfig, texts: Sequence[str]) -> list[list[float]]:
     """One unit vector of ``settings.EMBEDDING_DIMENSIONS`` floats per text, in order."""
@@ -200,7 +230,7 @@ def _embedder_for(config: EmbeddingConfig) -> Embedder:
     if config.provider == "local":
         return local_onnx.LocalOnnxEmbedder()
     if config.provider == "fake":
-        return FakeEmbedder(dimensions=config.dimensions or expected)
+        return FakeEmbedder(dimensions=config.dimensions or expected, model=config.model)
     if config.provider == "openai":
         if not config.api_key and not config.base_url:
             raise EmbeddingsUnavailable(

@@ -154,6 +154,24 @@ def tenant_embedding_config(*, tenant: Tenant) -> EmbeddingConfig:
     )
 
 
+def tenant_embedding_fingerprint(*, tenant: Tenant) -> str:
+    """The fingerprint of the model the tenant's rows are embedded with now
+    (``EmbeddingConfig.fingerprint``); cheap enough for every recall: no key is decrypted."""
+    from apps.providers.embeddings import EmbeddingConfig
+
+    if not tenant.embedding_provider:
+        return EmbeddingConfig.default().fingerprint
+    try:
+        config = EmbeddingConfig.from_parts(
+            provider=tenant.embedding_provider, config=tenant.embedding_config
+        )
+    except ValueError:
+        # A stored config the provider layer refuses embeds nothing; its (nonexistent)
+        # space still needs a name, one no vector has.
+        return EmbeddingConfig(provider=tenant.embedding_provider).fingerprint
+    return config.fingerprint
+
+
 def tenant_llm_config(*, tenant: Tenant) -> LLMConfig:
     """The LLM provider this tenant's sessions are compiled with (its own, else the default)."""
     from apps.providers.llm import LLMConfig

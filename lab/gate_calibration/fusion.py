@@ -93,7 +93,13 @@ def measure_fusion(*, provider: str | None) -> FusionFigures:
             for query, title in cases:
                 expected = ids[title]
                 keyword = keyword_leg(base, query, POOL)
-                semantic, _ = semantic_leg(base, embed_search_query(config, query), POOL, PRIMARY)
+                semantic, _ = semantic_leg(
+                    base,
+                    embed_search_query(config, query),
+                    POOL,
+                    PRIMARY,
+                    embedding_model=config.fingerprint,
+                )
                 fused = fuse(Legs(keyword=keyword, semantic=semantic))
                 ranks["keyword"].append((query, _rank_of([pk for pk, _ in keyword], expected)))
                 ranks["semantic"].append((query, _rank_of([pk for pk, _ in semantic], expected)))

@@ -92,14 +92,17 @@ class EmbeddingCache:
         rows = Memory.objects.filter(pk__in=list(ids)).only("pk", "embedding_content_hash")
         hits, missing = [], []
         now = timezone.now()
+        model = EmbeddingConfig.default().fingerprint
         for row in rows:
             vector = self.vectors.get(row.embedding_content_hash)
             if vector is None:
                 missing.append(str(row.pk))
             else:
-                row.embedding, row.embedded_at = vector, now
+                row.embedding, row.embedded_at, row.embedding_model = vector, now, model
                 hits.append(row)
-        Memory.objects.bulk_update(hits, ["embedding", "embedded_at"], batch_size=500)
+        Memory.objects.bulk_update(
+            hits, ["embedding", "embedded_at", "embedding_model"], batch_size=500
+        )
         return missing
 
     def learn(self, ids: Sequence[str]) -> None:

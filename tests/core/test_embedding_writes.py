@@ -25,6 +25,7 @@ TABLE = "core_embedding_writes_probe"
 TENANT = uuid.UUID("00000000-0000-0000-0000-00000000000a")
 OTHER_TENANT = uuid.UUID("00000000-0000-0000-0000-00000000000b")
 OLD = [0.0, 0.0, 1.0]
+MODEL = "fedcba9876543210"
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +39,8 @@ def _probe_table(db: None) -> None:
                 tenant_id uuid NOT NULL,
                 version integer NOT NULL DEFAULT 1,
                 embedding vector,
-                embedded_at timestamptz
+                embedded_at timestamptz,
+                embedding_model text NOT NULL DEFAULT ''
             )
             """
         )
@@ -76,7 +78,31 @@ def _row(pk: uuid.UUID) -> tuple[list[float] | None, datetime | None]:
 
 def _store(ids: list[uuid.UUID], vectors: list[list[float]], **guards: Any) -> int:
     guards.setdefault("only_unembedded", False)
+    guards.setdefault("model", MODEL)
     return store_vectors(table=TABLE, ids=ids, vectors=vectors, **guards)
+
+
+def _model(pk: uuid.UUID) -> str:
+    with connections[PRIMARY].cursor() as cursor:
+        cursor.execute(f"SELECT embedding_model FROM {TABLE} WHERE id = %s", [pk])  # noqa: S608
+        return str(cursor.fetchone()[0])
+
+
+def test_every_vector_written_names_its_model():
+    first, second = _insert(), _insert(embedding=OLD)
+
+    _store([first, second], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], model="0123456789abcdef")
+
+    assert _model(first) == _model(second) == "0123456789abcdef"
+
+
+def test_a_vector_without_a_model_is_refused():
+    pending = _insert()
+
+    with pytest.raises(ValueError, match="model"):
+        _store([pending], [[1.0, 0.0, 0.0]], model="")
+
+    assert _row(pending) == (None, None)
 
 
 def test_each_row_gets_its_own_vector_and_a_fresh_embedded_at():

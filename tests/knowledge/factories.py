@@ -17,6 +17,7 @@ from apps.knowledge.models import (
 )
 from apps.knowledge.services import article_embedding_text
 from apps.providers.embeddings import embedding_content_hash
+from apps.tenancy.selectors import tenant_embedding_fingerprint
 from tests.providers.vectors import fake_provider_vector
 from tests.tenancy.factories import TenantFactory
 
@@ -51,6 +52,11 @@ class ArticleFactory(DjangoModelFactory[Article]):
     embedding_content_hash = LazyAttribute(lambda o: embedding_content_hash(o.body))
     embedding = None
     embedded_at = LazyAttribute(lambda o: None if o.embedding is None else timezone.now())
+    # The tenant's current model, as every vector write stamps it (an explicit value puts the
+    # row in another model's space, as a vector written before a model change is).
+    embedding_model = LazyAttribute(
+        lambda o: "" if o.embedding is None else tenant_embedding_fingerprint(tenant=o.tenant)
+    )
     published_at = LazyAttribute(
         lambda o: timezone.now() if o.status == ArticleStatus.PUBLISHED else None
     )

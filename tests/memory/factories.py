@@ -26,6 +26,7 @@ from apps.memory.models import (
 )
 from apps.providers.embeddings import embedding_content_hash
 from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_fingerprint
 from tests.providers.vectors import fake_provider_vector
 from tests.tenancy.factories import TenantFactory
 
@@ -56,6 +57,11 @@ class MemoryFactory(DjangoModelFactory[Memory]):
     embedding_content_hash = LazyAttribute(lambda o: embedding_content_hash(o.text))
     embedding = None
     embedded_at = LazyAttribute(lambda o: None if o.embedding is None else timezone.now())
+    # The tenant's current model, as every vector write stamps it (an explicit value puts the
+    # row in another model's space, as a vector written before a model change is).
+    embedding_model = LazyAttribute(
+        lambda o: "" if o.embedding is None else tenant_embedding_fingerprint(tenant=o.tenant)
+    )
     source = MemorySource.EXPLICIT
     occurred_at = LazyFunction(timezone.now)
     valid_from = LazyAttribute(lambda o: o.occurred_at)

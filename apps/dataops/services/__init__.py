@@ -9,13 +9,16 @@ from apps.dataops.services.erasure import (
     render_erasure,
     subject_digest,
 )
+from apps.dataops.services.migration import MigrationRun, embeddings_migrate, tenants_to_migrate
 from apps.dataops.services.reembed import ReembedResult, memory_reembed, provider_fingerprint
 from apps.dataops.services.transfer import TransferImportReport, memory_import
 
 __all__ = [
     "Erasure",
+    "MigrationRun",
     "ReembedResult",
     "TransferImportReport",
+    "embeddings_migrate",
     "erase_subject",
     "erase_tenant",
     "erasure_receipt_render",
@@ -24,4 +27,5 @@ __all__ = [
     "provider_fingerprint",
     "render_erasure",
     "subject_digest",
+    "tenants_to_migrate",
 ]

@@ -64,12 +64,15 @@ def _memory_candidates(*, tenant: Tenant, embedded_before: datetime | None) -> Q
     return Memory.objects.filter(tenant=tenant).filter(stale)
 
 
-def _store_memory_vectors(*, tenant: Tenant, rows: list[Memory], vectors: list[list[float]]) -> int:
+def _store_memory_vectors(
+    *, tenant: Tenant, rows: list[Memory], vectors: list[list[float]], model: str
+) -> int:
     # Overwrites whatever vector the row has (that is the point of a reembed), in this tenant.
     return store_vectors(
         table=Memory._meta.db_table,
         ids=[str(row.pk) for row in rows],
         vectors=vectors,
+        model=model,
         tenant_id=tenant.pk,
         only_unembedded=False,
     )
@@ -102,8 +105,9 @@ def _open_run(*, tenant: Tenant, provider: str) -> tuple[ReembedRun, bool]:
         return run, False
 
 
-class _TenantLock:
-    """A session-level advisory lock: one ``reembed`` per tenant at a time."""
+class TenantReembedLock:
+    """A session-level advisory lock: one ``reembed`` (or background migration run) per
+    tenant at a time. Raises ``ReembedAlreadyRunning`` at once when another holds it."""
 
     def __init__(self, tenant: Tenant) -> None:
         self.key = f"reembed:{tenant.pk}"
@@ -144,7 +148,7 @@ def memory_reembed(
         raise ValueError("batch_size must be positive")
     config = tenant_embedding_config(tenant=tenant)
     provider = provider_fingerprint(config)
-    with _TenantLock(tenant):
+    with TenantReembedLock(tenant):
         run: ReembedRun | None = None
         resumed = False
         embedded_before: datetime | None = None
@@ -239,7 +243,9 @@ def _reembed_memories(job: _ReembedJob) -> None:
         # Raises EmbeddingsUnavailable; nothing of this batch is written then.
         vectors = embed_texts(job.config, [row.text for row in batch])
         with write_transaction():
-            stored = _store_memory_vectors(tenant=job.tenant, rows=batch, vectors=vectors)
+            stored = _store_memory_vectors(
+                tenant=job.tenant, rows=batch, vectors=vectors, model=job.config.fingerprint
+            )
             if job.run is not None:
                 ReembedRun.objects.filter(pk=job.run.pk).update(
                     memories_embedded=F("memories_embedded") + stored

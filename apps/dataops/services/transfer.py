@@ -225,7 +225,7 @@ def _import_articles(
         if state.project_id is not None:
             state = dataclasses.replace(state, project_id=projects[state.project_id])
         if drop_embeddings:
-            state = dataclasses.replace(state, embedding=None, embedded_at=None)
+            state = dataclasses.replace(state, embedding=None, embedded_at=None, embedding_model="")
         snapshots.append(dataclasses.replace(parsed.snapshot, state=state))
     before = (
         article_ids_in_tenant(tenant=tenant, ids=[_article_id(s) for s in snapshots])
@@ -271,6 +271,7 @@ def _import_memories(
         if drop_embeddings:
             memory.embedding = None
             memory.embedded_at = None
+            memory.embedding_model = ""
         memory.source_turn_seqs = [seqs.get(seq, seq) for seq in memory.source_turn_seqs]
     memory_restore(tenant=tenant, memories=fresh)
     report.add(RecordType.MEMORY, created=len(fresh), skipped=len(export.memories) - len(fresh))

@@ -30,6 +30,7 @@ from apps.knowledge.phrases import normalise_phrase
 from apps.knowledge.viewer import Viewer, visible_q
 from apps.projects.scoping import project_partition
 from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_fingerprint
 
 KEYWORD = "keyword"
 SEMANTIC = "semantic"
@@ -130,11 +131,15 @@ def _ann(
 
 
 def semantic_leg(
-    base: QuerySet[Article], vector: list[float], fetch: int, alias: str
+    base: QuerySet[Article], vector: list[float], fetch: int, alias: str, *, embedding_model: str
 ) -> tuple[list[tuple[uuid.UUID, float]], dict[str, str]]:
     """Nearest visible articles as (id, cosine similarity), and the ann_iterative_scan meta
-    (``apps.core.db.iterative_scan``: the value, and its reason when ``unavailable``)."""
-    embedded = base.filter(embedding__isnull=False)
+    (``apps.core.db.iterative_scan``: the value, and its reason when ``unavailable``).
+
+    Only articles ``embedding_model`` (the model that made ``vector``) embedded are ranked:
+    one embedded by another model (before a model change, until the background migration
+    re-embeds it) is found by the keyword leg only, as a pending one is."""
+    embedded = base.filter(embedding__isnull=False, embedding_model=embedding_model)
     threshold = settings.KNOWLEDGE_EXACT_SCAN_MAX_ROWS
     # Bounded count: at most threshold + 1 index entries are read, whatever the tenant's size.
     available = embedded.order_by().values("pk")[: threshold + 1].count()
@@ -201,7 +206,13 @@ def run_legs(
         legs.curated_id = curated_id(base, query)
         legs.keyword = keyword_leg(base, query, fetch)
         if vector is not None:
-            legs.semantic, legs.ann_iterative_scan = semantic_leg(base, vector, fetch, HEAVY_READ)
+            legs.semantic, legs.ann_iterative_scan = semantic_leg(
+                base,
+                vector,
+                fetch,
+                HEAVY_READ,
+                embedding_model=tenant_embedding_fingerprint(tenant=tenant),
+            )
     return legs
 
 

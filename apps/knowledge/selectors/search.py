@@ -62,7 +62,7 @@ from apps.knowledge.viewer import Viewer
 from apps.providers.embeddings import EmbeddingsUnavailable, normalise_text
 from apps.providers.query_vectors import embed_query_cached, query_caller
 from apps.tenancy.models import Tenant
-from apps.tenancy.selectors import tenant_embedding_config
+from apps.tenancy.selectors import tenant_embedding_config, tenant_embedding_fingerprint
 
 #: Degraded reason when the heavy-read repo fails (statement timeout, replica down).
 HEAVY_READ_UNAVAILABLE_REASON = "heavy_read_unavailable"
@@ -140,8 +140,10 @@ def snippet_for(body: str, query: str) -> str:
     return snippet
 
 
-def _vector_of(article: Article) -> list[float] | None:
-    if article.embedding is None:
+def _vector_of(article: Article, embedding_model: str) -> list[float] | None:
+    # Diversification compares candidates' vectors with each other: one of another model
+    # (not re-embedded yet) would compare as noise, so it takes part as a pending one does.
+    if article.embedding is None or article.embedding_model != embedding_model:
         return None
     return [float(value) for value in article.embedding]
 
@@ -202,6 +204,7 @@ def _candidates(
         )
         ranked = [pinned] + [e for e in ranked if e.article_id != legs.curated_id]
         ranked = ranked[: max(fetch, 1)]
+    model = tenant_embedding_fingerprint(tenant=tenant)
     articles = {
         article.pk: article
         for article in Article.objects.using(legs.alias)
@@ -213,7 +216,7 @@ def _candidates(
             key=str(entry.article_id),
             item=entry,
             score=entry.fused,
-            vector=_vector_of(articles[entry.article_id]),
+            vector=_vector_of(articles[entry.article_id], model),
             fingerprint=articles[entry.article_id].embedding_content_hash or None,
         )
         for entry in ranked

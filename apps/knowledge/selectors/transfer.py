@@ -90,6 +90,7 @@ def knowledge_snapshot(*, tenant: Tenant) -> KnowledgeSnapshot:
                     version=state["version"],
                     published_at=state["published_at"],
                     updated_at=state["updated_at"],
+                    embedding_model=state["embedding_model"],
                 ),
             )
         )

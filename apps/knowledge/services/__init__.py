@@ -21,6 +21,7 @@ from apps.knowledge.services.embedding import (
     ArticleEmbeddingRun,
     article_backfill_embeddings,
     article_embed_pending,
+    article_migrate_batch,
     article_reembed_batch,
     article_reembed_remaining,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "article_embed_pending",
     "article_embedding_text",
     "article_link_create",
+    "article_migrate_batch",
     "article_open",
     "article_publish",
     "article_reembed_batch",

@@ -148,17 +148,20 @@ def nearest_article(
     viewer: Viewer,
     project_id: uuid.UUID | None,
     vector: list[float],
+    model: str,
     exclude_id: uuid.UUID | None = None,
 ) -> tuple[Article | None, float]:
     """The visible article of the partition closest to ``vector`` and its cosine similarity
-    (exact scan), other than ``exclude_id``.
+    (exact scan), other than ``exclude_id``, among the articles embedded by ``model`` (the
+    fingerprint of the model that made ``vector``: another model's vectors are not
+    comparable, so such an article is skipped, as one still pending is).
 
     Exact rather than approximate: the gate must not miss a duplicate the index skipped, and
     it runs once per write over one tenant's articles.
     """
     rows = (
         Article.objects.using(PRIMARY)
-        .filter(tenant=tenant, embedding__isnull=False)
+        .filter(tenant=tenant, embedding__isnull=False, embedding_model=model)
         .filter(visible_q(viewer))
         .filter(project_partition(project_id=project_id))
     )
@@ -237,6 +240,7 @@ def insert_article(
     status: str,
     curated: bool,
     embedding: list[float] | None = None,
+    embedding_model: str = "",
 ) -> Article:
     """Insert a new article with ``status``, unless the tenant or its author is out of article
     quota (``ArticleQuotaExceeded``) or its title is taken (``TitleTaken``).
@@ -265,8 +269,11 @@ def insert_article(
         curated=curated,
     )
     if embedding is not None:
+        if not embedding_model:
+            raise ValueError("a vector must name the model that made it")
         article.embedding = embedding
         article.embedded_at = now
+        article.embedding_model = embedding_model
     article.full_clean(exclude=CLEAN_EXCLUDE, validate_unique=False)
     article.save(force_insert=True)
     return article
@@ -425,11 +432,13 @@ def _edited_text(
     return article_embedding_text(title=title, body=body)
 
 
-def _embed_edit(*, tenant: Tenant, text: str) -> list[float]:
-    """The edit's vector for the gate, embedded before any lock is taken; the gate falls
-    open (503, nothing written) when embeddings are unavailable, as for a new proposal."""
+def _embed_edit(*, tenant: Tenant, text: str) -> tuple[list[float], str]:
+    """The edit's vector for the gate, embedded before any lock is taken, and its model's
+    fingerprint; the gate falls open (503, nothing written) when embeddings are unavailable,
+    as for a new proposal."""
+    config = tenant_embedding_config(tenant=tenant)
     try:
-        return embed_query(tenant_embedding_config(tenant=tenant), text)
+        return embed_query(config, text), config.fingerprint
     except EmbeddingsUnavailable as exc:
         emit(
             "knowledge_gate.unavailable",
@@ -444,7 +453,12 @@ def _embed_edit(*, tenant: Tenant, text: str) -> list[float]:
 
 
 def _refuse_if_known(
-    *, tenant: Tenant, viewer: Viewer, article: Article, vector: list[float] | None
+    *,
+    tenant: Tenant,
+    viewer: Viewer,
+    article: Article,
+    vector: list[float] | None,
+    model: str = "",
 ) -> None:
     """The novelty gate's "already known" verdicts, applied to an edited text against every
     other article the editor can see in its partition: the same body is 409 ``duplicate``
@@ -469,6 +483,7 @@ def _refuse_if_known(
         viewer=viewer,
         project_id=article.project_id,
         vector=vector,
+        model=model,
         exclude_id=article.pk,
     )
     if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
@@ -497,7 +512,9 @@ def article_update(
     agent's edit stores the vector the gate computed, a curator's is embedded after commit.
     """
     edited_text = _edited_text(tenant=tenant, viewer=viewer, article_id=article_id, changes=changes)
-    vector = None if edited_text is None else _embed_edit(tenant=tenant, text=edited_text)
+    vector, model = (
+        (None, "") if edited_text is None else _embed_edit(tenant=tenant, text=edited_text)
+    )
     with title_violation_as_taken(changes.title or ""), write_transaction():
         moves_title = changes.title is not None or changes.visibility is not None
         # A new text is checked against the others under the lock every gated write takes,
@@ -527,7 +544,9 @@ def article_update(
                     "The article changed while your edit was checked; re-read it and retry.",
                     details={"current_version": article.version, "your_version": version},
                 )
-            _refuse_if_known(tenant=tenant, viewer=viewer, article=article, vector=vector)
+            _refuse_if_known(
+                tenant=tenant, viewer=viewer, article=article, vector=vector, model=model
+            )
         if moves_title:
             ensure_title_free(
                 tenant=tenant, article=article, status=article.status, exclude_id=article.pk
@@ -550,8 +569,9 @@ def article_update(
         if text_changed:
             article.embedding = vector
             article.embedded_at = None if vector is None else timezone.now()
+            article.embedding_model = model if vector is not None else ""
             article.embedding_content_hash = embedding_content_hash(article.body)
-            update_fields += ["embedding", "embedded_at"]
+            update_fields += ["embedding", "embedded_at", "embedding_model"]
             if vector is None:
                 enqueue_article_embedding([article.pk])
         article.version += 1

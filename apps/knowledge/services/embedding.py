@@ -18,6 +18,8 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from apps.core.db.on_commit import enqueue_on_commit
+from apps.core.db.routers import PRIMARY
+from apps.core.embedding_models import embedding_model_pairs
 from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.knowledge.models import Article, ArticleStatus
@@ -48,7 +50,9 @@ def enqueue_article_embedding(article_ids: Sequence[object]) -> None:
         enqueue_on_commit(EMBED_ARTICLES, ids[start : start + batch])
 
 
-def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]]) -> int:
+def _store_vectors(
+    *, rows: Sequence[Article], vectors: Sequence[Sequence[float]], config: EmbeddingConfig
+) -> int:
     """One UPDATE for the batch. Only rows still unembedded AND still at the version that was
     embedded are written: an edit made while the provider was working cleared the vector and
     bumped the version, so its stale vector is discarded and the edit's own task fills it."""
@@ -56,6 +60,7 @@ def _store_vectors(*, rows: Sequence[Article], vectors: Sequence[Sequence[float]
         table=Article._meta.db_table,
         ids=[str(row.pk) for row in rows],
         vectors=vectors,
+        model=config.fingerprint,
         versions=[row.version for row in rows],
         only_unembedded=True,
     )
@@ -77,7 +82,7 @@ def _embed_for_tenant(*, tenant: Tenant, rows: Sequence[Article], run: ArticleEm
                 {"tenant_id": str(tenant.pk), "reason": exc.reason},
             )
             return
-        run.embedded += _store_vectors(rows=batch, vectors=vectors)
+        run.embedded += _store_vectors(rows=batch, vectors=vectors, config=config)
 
 
 def article_embed_pending(*, article_ids: Sequence[str]) -> ArticleEmbeddingRun:
@@ -176,9 +181,53 @@ def article_reembed_batch(
         table=Article._meta.db_table,
         ids=[str(row.pk) for row in batch],
         vectors=vectors,
+        model=config.fingerprint,
         versions=[row.version for row in batch],
         tenant_id=tenant.pk,
         only_unembedded=False,
     )
     last = batch[-1]
     return ArticleReembedBatch(fetched=len(batch), stored=stored, cursor=(last.created_at, last.pk))
+
+
+def article_migrate_batch(
+    *, tenant: Tenant, config: EmbeddingConfig, limit: int
+) -> tuple[int, int]:
+    """Re-embed with ``config`` the tenant's ``limit`` oldest articles whose vector another
+    model made (archived ones too, so none stays behind for an unarchive to find), stamped
+    with its model: the article half of the background model migration. Returns (read,
+    written). Only an article still at the version embedded is written: an edit meanwhile
+    cleared the vector and queued its own embedding. Raises ``EmbeddingsUnavailable`` with
+    nothing written."""
+    model = config.fingerprint
+    stale = [
+        other
+        for _tenant, other in embedding_model_pairs(
+            table=Article._meta.db_table, using=PRIMARY, tenant_id=tenant.pk
+        )
+        if other != model
+    ]
+    rows: list[Article] = []
+    for other in stale:
+        rows += list(
+            Article.objects.using(PRIMARY)
+            .filter(tenant=tenant, embedding__isnull=False, embedding_model=other)
+            .order_by("created_at", "id")
+            .only("pk", "title", "body", "version", "created_at")[:limit]
+        )
+    rows = sorted(rows, key=lambda row: (row.created_at, row.pk))[:limit]
+    if not rows:
+        return 0, 0
+    vectors = embed_texts(
+        config, [article_embedding_text(title=row.title, body=row.body) for row in rows]
+    )
+    stored = store_vectors(
+        table=Article._meta.db_table,
+        ids=[str(row.pk) for row in rows],
+        vectors=vectors,
+        model=model,
+        versions=[row.version for row in rows],
+        tenant_id=tenant.pk,
+        only_unembedded=False,
+    )
+    return len(rows), stored

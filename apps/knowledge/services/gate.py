@@ -110,8 +110,9 @@ def propose_article(
     # again under the lock.
     article_admit(tenant=tenant, author_subject_id=fields.author_subject_id)
     # Embedded outside the transaction: no lock or connection is held across a provider call.
+    config = tenant_embedding_config(tenant=tenant)
     try:
-        vector = embed_query(tenant_embedding_config(tenant=tenant), fields.embedding_text)
+        vector = embed_query(config, fields.embedding_text)
     except EmbeddingsUnavailable as exc:
         emit(
             "knowledge_gate.unavailable",
@@ -131,7 +132,11 @@ def propose_article(
             _report(tenant, Verdict.DUPLICATE, None, fields.source)
             return Proposal(verdict=Verdict.DUPLICATE, created=False, article=duplicate)
         neighbour, similarity = nearest_article(
-            tenant=tenant, viewer=viewer, project_id=fields.project_id, vector=vector
+            tenant=tenant,
+            viewer=viewer,
+            project_id=fields.project_id,
+            vector=vector,
+            model=config.fingerprint,
         )
         if neighbour is not None and similarity >= settings.KNOWLEDGE_DEDUPE_THRESHOLD:
             _report(tenant, Verdict.DEDUPLICATED, similarity, fields.source)
@@ -145,6 +150,7 @@ def propose_article(
             # The gate publishes on its own: only a curator's proposal is curated.
             curated=viewer.can_curate,
             embedding=vector,
+            embedding_model=config.fingerprint,
         )
         if gated and neighbour is not None:
             link_articles(

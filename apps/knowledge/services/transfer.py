@@ -198,6 +198,7 @@ def _article_from_snapshot(*, tenant: Tenant, snapshot: ArticleSnapshot) -> Arti
         embedding=state.embedding,
         embedding_content_hash=state.embedding_content_hash,
         embedded_at=state.embedded_at,
+        embedding_model=state.embedding_model if state.embedding is not None else "",
         version=state.version,
         published_at=state.published_at,
         # The export format predates the flag: what a curator created is curated again.

@@ -2,10 +2,12 @@
 
 from apps.memory.services.batch import memory_write_batch
 from apps.memory.services.embedding import (
+    MigrationBatch,
     memory_backfill_embeddings,
     memory_drain_embeddings,
     memory_embed_now,
     memory_embed_pending,
+    memory_migrate_batch,
     memory_wake_embeddings,
 )
 from apps.memory.services.erasure import memory_erase, memory_erasure_lock
@@ -58,6 +60,7 @@ __all__ = [
     "RETRIES_EXHAUSTED",
     "RE_SCOPE_GLOBAL",
     "MemoryDraft",
+    "MigrationBatch",
     "PromotionSnoozed",
     "SessionTurnDraft",
     "assert_promotion_lease_invariant",
@@ -77,6 +80,7 @@ __all__ = [
     "memory_forget_any",
     "memory_graduate",
     "memory_graduation_sweep",
+    "memory_migrate_batch",
     "memory_recall_record",
     "memory_remember",
     "memory_restore",

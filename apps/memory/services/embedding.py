@@ -38,6 +38,7 @@ from django.utils import timezone
 from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import write_transaction
+from apps.core.embedding_models import embedding_model_pairs
 from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.memory.models import EmbeddingWake, Memory
@@ -102,12 +103,18 @@ def _hold_wakes(*, tenant_id: uuid.UUID | str, seconds: int) -> None:
     )
 
 
-def _store_vectors(*, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> int:
-    """One UPDATE for the whole batch; only rows still unembedded are written, so a row
-    embedded meanwhile by another path (``memory_embed_pending``) is neither counted nor
-    overwritten."""
+def _store_vectors(
+    *, ids: Sequence[str], vectors: Sequence[Sequence[float]], config: EmbeddingConfig
+) -> int:
+    """One UPDATE for the whole batch, stamped with ``config``'s model; only rows still
+    unembedded are written, so a row embedded meanwhile by another path
+    (``memory_embed_pending``) is neither counted nor overwritten."""
     return store_vectors(
-        table=Memory._meta.db_table, ids=ids, vectors=vectors, only_unembedded=True
+        table=Memory._meta.db_table,
+        ids=ids,
+        vectors=vectors,
+        model=config.fingerprint,
+        only_unembedded=True,
     )
 
 
@@ -176,7 +183,9 @@ def _embed_group(
             return True
         run.unavailable[str(tenant.pk)] = exc.reason
         return False
-    run.embedded += _store_vectors(ids=[str(row.pk) for row in group], vectors=vectors)
+    run.embedded += _store_vectors(
+        ids=[str(row.pk) for row in group], vectors=vectors, config=config
+    )
     return True
 
 
@@ -239,7 +248,9 @@ def memory_embed_pending(*, memory_ids: Sequence[str]) -> EmbeddingRun:
                 )
                 break
             run.calls += 1
-            run.embedded += _store_vectors(ids=[str(row.pk) for row in batch], vectors=vectors)
+            run.embedded += _store_vectors(
+                ids=[str(row.pk) for row in batch], vectors=vectors, config=config
+            )
     if run.embedded:
         emit("memory_embedding.embedded", {"count": run.embedded, "calls": run.calls})
     return run
@@ -283,3 +294,55 @@ def memory_backfill_embeddings(*, max_rows: int = BACKFILL_MAX_ROWS_PER_RUN) -> 
     if run.embedded:
         emit("memory_embedding.embedded", {"count": run.embedded, "calls": run.calls})
     return run
+
+
+@dataclass(frozen=True)
+class MigrationBatch:
+    """One batch of the background model migration: rows read, rows re-embedded."""
+
+    fetched: int
+    stored: int
+
+
+def memory_migrate_batch(*, tenant: Tenant, config: EmbeddingConfig, limit: int) -> MigrationBatch:
+    """Re-embed with ``config`` the tenant's ``limit`` oldest rows whose vector another model
+    made (superseded rows too: recall with ``include_superseded`` ranks them), and stamp them
+    with its model — one batch of the background migration
+    (:func:`apps.dataops.services.embeddings_migrate`).
+
+    Reads one index range per stale model (the model index, memory 0036), so a batch costs
+    the same at any table size; the oldest across them are taken. Raises
+    ``EmbeddingsUnavailable`` with nothing written.
+    """
+    model = config.fingerprint
+    stale = [
+        other
+        for _tenant, other in embedding_model_pairs(
+            table=Memory._meta.db_table, using=PRIMARY, tenant_id=tenant.pk
+        )
+        if other != model
+    ]
+    rows: list[Memory] = []
+    for other in stale:
+        rows += list(
+            Memory.objects.using(PRIMARY)
+            .filter(tenant=tenant, embedding__isnull=False, embedding_model=other)
+            .order_by("created_at", "id")
+            .only("pk", "text", "created_at")[:limit]
+        )
+    rows = sorted(rows, key=lambda row: (row.created_at, row.pk))[:limit]
+    if not rows:
+        return MigrationBatch(fetched=0, stored=0)
+    vectors = embed_texts(config, [row.text for row in rows])
+    # Overwrites the old model's vector, in this tenant only. The text of a memory never
+    # changes, so the vector is the row's whatever happened meanwhile; a row forgotten
+    # meanwhile is simply not there to write.
+    stored = store_vectors(
+        table=Memory._meta.db_table,
+        ids=[str(row.pk) for row in rows],
+        vectors=vectors,
+        model=model,
+        only_unembedded=False,
+        tenant_id=tenant.pk,
+    )
+    return MigrationBatch(fetched=len(rows), stored=stored)

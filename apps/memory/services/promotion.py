@@ -288,7 +288,7 @@ def _visible_links(*, tenant: Tenant, subject_id: str, links: Sequence[str]) -> 
 
 
 def _nearest_promoted(
-    *, tenant: Tenant, subject_id: str, vector: list[float]
+    *, tenant: Tenant, subject_id: str, vector: list[float], model: str
 ) -> tuple[Memory, float] | None:
     from pgvector.django import CosineDistance
 
@@ -299,6 +299,8 @@ def _nearest_promoted(
             source=MemorySource.PROMOTED,
             superseded_by__isnull=True,
             embedding__isnull=False,
+            # Only vectors of the model that made `vector` are comparable with it.
+            embedding_model=model,
         )
         .annotate(distance=CosineDistance("embedding", vector))
         .order_by("distance")
@@ -310,12 +312,14 @@ def _nearest_promoted(
     return row, 1.0 - float(row.distance)
 
 
-def _embed_candidates(*, tenant: Tenant, candidates: Sequence[Candidate]) -> list[list[float]]:
-    """Embed before writing, so no paraphrase slips past near-duplicate detection."""
+def _embed_candidates(
+    *, tenant: Tenant, candidates: Sequence[Candidate]
+) -> tuple[list[list[float]], str]:
+    """Embed before writing, so no paraphrase slips past near-duplicate detection; the
+    vectors and their model's fingerprint."""
+    config = tenant_embedding_config(tenant=tenant)
     try:
-        return embed_texts(
-            tenant_embedding_config(tenant=tenant), [candidate.text for candidate in candidates]
-        )
+        return embed_texts(config, [candidate.text for candidate in candidates]), config.fingerprint
     except EmbeddingsUnavailable as exc:
         raise PromotionSnoozed(exc.reason) from exc
 
@@ -331,20 +335,29 @@ def _already_known(*, tenant: Tenant, subject_id: str, content_hash: str) -> boo
     )
 
 
-def _replaced_paraphrase(*, tenant: Tenant, subject_id: str, vector: list[float]) -> Memory | None:
+def _replaced_paraphrase(
+    *, tenant: Tenant, subject_id: str, vector: list[float], model: str
+) -> Memory | None:
     """The live promoted memory ``vector`` paraphrases, if one is near enough to replace."""
-    nearest = _nearest_promoted(tenant=tenant, subject_id=subject_id, vector=vector)
+    nearest = _nearest_promoted(tenant=tenant, subject_id=subject_id, vector=vector, model=model)
     if nearest is None or nearest[1] < settings.PROMOTION_NEAR_DUPLICATE_THRESHOLD:
         return None
     return nearest[0]
 
 
 def _promoted_draft(
-    *, candidate: Candidate, vector: list[float], session_id: str, compiler: str, links: list[str]
+    *,
+    candidate: Candidate,
+    vector: list[float],
+    model: str,
+    session_id: str,
+    compiler: str,
+    links: list[str],
 ) -> MemoryDraft:
     return MemoryDraft(
         text=candidate.text,
         embedding=vector,
+        embedding_model=model,
         confidence=candidate.confidence,
         source=MemorySource.PROMOTED,
         source_session_id=session_id,
@@ -394,7 +407,7 @@ def promotion_persist(
     outcome = PersistOutcome()
     if not candidates:
         return outcome
-    vectors = _embed_candidates(tenant=tenant, candidates=candidates)
+    vectors, model = _embed_candidates(tenant=tenant, candidates=candidates)
     all_links = sorted({link for candidate in candidates for link in candidate.cross_links})
     visible = (
         _visible_links(tenant=tenant, subject_id=subject_id, links=all_links)
@@ -421,7 +434,9 @@ def promotion_persist(
             if _already_known(tenant=tenant, subject_id=subject_id, content_hash=content_hash):
                 outcome.gated_out += 1
                 continue
-            replaces = _replaced_paraphrase(tenant=tenant, subject_id=subject_id, vector=vector)
+            replaces = _replaced_paraphrase(
+                tenant=tenant, subject_id=subject_id, vector=vector, model=model
+            )
             # A paraphrase that would pass the history quota is dropped like one past the
             # live quota: the fact it restates is already known.
             if (room if replaces is None else history_room) <= 0:
@@ -432,6 +447,7 @@ def promotion_persist(
             draft = _promoted_draft(
                 candidate=candidate,
                 vector=vector,
+                model=model,
                 session_id=session_id,
                 compiler=compiler,
                 links=kept_links,

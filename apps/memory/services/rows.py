@@ -67,6 +67,8 @@ class MemoryDraft:
     #: Promotion embeds before it writes (to find near-duplicates); other writers leave the
     #: row pending and the embedding drain fills it.
     embedding: Sequence[float] | None = None
+    #: The fingerprint of the model that made ``embedding`` (required with it).
+    embedding_model: str = ""
     #: Promoted memories: the session turns it was compiled from, and the compiler.
     source_turn_seqs: Sequence[int] = ()
     compiler: str = ""
@@ -98,8 +100,11 @@ def memory_build(
         valid_from=draft.valid_from or occurred_at,
     )
     if draft.embedding is not None:
+        if not draft.embedding_model:
+            raise ValueError("a vector must name the model that made it")
         memory.embedding = np.asarray(draft.embedding, dtype=np.float32)
         memory.embedded_at = now
+        memory.embedding_model = draft.embedding_model
     return memory
 
 

@@ -2,7 +2,9 @@
 
 Lower-cased words and their character trigrams are hashed (with hashlib, not the per-process
 salted ``hash()``) into signed buckets, so identical texts give identical vectors in every
-process and texts sharing words are cosine-similar. It knows nothing about meaning:
+process and texts sharing words are cosine-similar. A configured ``model`` salts every feature,
+so two fake "models" embed into unrelated spaces, as two real ones do: tests of a model change
+see a query of one model find nothing of the other by its vector. It knows nothing about meaning:
 "dark mode" and "dark theme" are close because they share "dark", not because they are
 paraphrases.
 """
@@ -28,8 +30,9 @@ class FakeProviderError(ConnectionError):
 
 
 class FakeEmbedder:
-    def __init__(self, *, dimensions: int) -> None:
+    def __init__(self, *, dimensions: int, model: str = "") -> None:
         self.dimensions = dimensions
+        self.salt = f"{model}\x1f" if model else ""
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         for text in texts:
@@ -43,7 +46,8 @@ class FakeEmbedder:
         vector = [0.0] * self.dimensions
         for feature, weight in _features(text):
             number = int.from_bytes(
-                hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big"
+                hashlib.blake2b((self.salt + feature).encode("utf-8"), digest_size=8).digest(),
+                "big",
             )
             sign = -1.0 if number >> 63 else 1.0
             vector[number % self.dimensions] += sign * weight

@@ -58,6 +58,7 @@ CELERY_BEAT_MAX_LOOP_INTERVAL = env.int("ENGRAM_BEAT_MAX_LOOP_INTERVAL_SECONDS",
 # Intervals in seconds, shared with the start-up invariant checks.
 SESSION_PRUNE_INTERVAL_S = env.int("ENGRAM_SESSION_PRUNE_INTERVAL_S", default=600)
 EMBEDDING_BACKFILL_INTERVAL_S = env.int("ENGRAM_EMBEDDING_BACKFILL_INTERVAL_S", default=60)
+EMBEDDING_MIGRATION_INTERVAL_S = env.int("ENGRAM_EMBEDDING_MIGRATION_INTERVAL_S", default=60)
 
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Delete expired session turns.
@@ -84,6 +85,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "knowledge.backfill_embeddings": {
         "task": "knowledge.backfill_embeddings",
         "schedule": timedelta(seconds=EMBEDDING_BACKFILL_INTERVAL_S),
+    },
+    # Re-embed, a bounded batch per tenant, the rows another model than the tenant's current
+    # one embedded (after a model change): docs/operators.md, "Changing the embedding model".
+    "dataops.migrate_embeddings": {
+        "task": "dataops.migrate_embeddings",
+        "schedule": timedelta(seconds=EMBEDDING_MIGRATION_INTERVAL_S),
     },
     # Forget Idempotency-Key records past their 24 h replay window.
     "tenancy.prune_idempotency_records": {

@@ -11,7 +11,9 @@ LOCAL_EMBEDDING_THREADS = env.int("ENGRAM_LOCAL_EMBEDDING_THREADS", default=2)
 # "minilm" (all-MiniLM-L6-v2) or "bge-small" (bge-small-en-v1.5: better recall, but cosines
 # on another scale, so the similarity thresholds calibrated on MiniLM (knowledge gate, recall
 # bump, promotion) do not hold for it yet). Both are 384-d, but their vectors are not
-# comparable: changing it means `manage.py reembed`.
+# comparable: changing it moves every tenant on it to the new model in the background (recall
+# never compares the two; docs/operators.md, "Changing the embedding model"). A deployment
+# that sets the variable keeps its model when this default changes in a release.
 LOCAL_EMBEDDING_MODEL = env.str("ENGRAM_LOCAL_EMBEDDING_MODEL", default="minilm")
 # With "minilm", recall's queries run on an int8-product copy of the model (twice as fast;
 # vectors within ~0.01 cosine of the exact ones). False: queries use the exact model too.
@@ -43,6 +45,15 @@ PROVIDER_HTTP_TIMEOUT_SECONDS = env.float("ENGRAM_PROVIDER_TIMEOUT_SECONDS", def
 
 # The background embedding pipeline (memories and articles alike).
 EMBEDDING_BATCH_SIZE = env.int("ENGRAM_EMBEDDING_BATCH_SIZE", default=64)
+# The background model migration (docs/operators.md, "Changing the embedding model"): rows a
+# model other than their tenant's current one embedded are re-embedded, oldest first, at most
+# this many per run across the tenants that have such rows (a fair share each, at least one
+# batch); 0 turns it off. Its progress, for `reembed --status` and /metrics, is counted at most
+# once per EMBEDDING_MIGRATION_STATUS_CACHE_SECONDS.
+EMBEDDING_MIGRATION_ROWS_PER_RUN = env.int("ENGRAM_EMBEDDING_MIGRATION_ROWS_PER_RUN", default=2000)
+EMBEDDING_MIGRATION_STATUS_CACHE_SECONDS = env.int(
+    "ENGRAM_EMBEDDING_MIGRATION_STATUS_CACHE_SECONDS", default=60
+)
 EMBEDDING_RETRY_COUNTDOWN_SECONDS = env.int("ENGRAM_EMBEDDING_RETRY_SECONDS", default=30)
 # Long-term memories: one drain per tenant claims pending rows EMBEDDING_BATCH_SIZE at a time
 # (one provider call each), at most this many batches per task before it hands over to a

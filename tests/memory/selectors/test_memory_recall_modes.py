@@ -181,9 +181,11 @@ def test_the_guard_checks_each_scope_shape_once_and_every_recall_binds_its_own_s
         assert {hit.memory.subject_id for hit in result.results} == {subject_id}
     memory_recall(tenant=notes, subject_id="a", query="deploy", include_superseded=True)
 
-    # Live-only and include_superseded, each over embedded (vector leg), all (keyword leg) and
-    # pending (their count) rows: six shapes, one guard check each, not one per call.
-    assert guard.call_count == 6
+    # Live-only and include_superseded, each over the query model's vectors (vector leg),
+    # embedded rows of any model (its size check and the keyword leg's statistics), all
+    # (keyword leg) and pending (their count) rows: eight shapes, one guard check each, not
+    # one per call.
+    assert guard.call_count == 8
     shapes = {call.kwargs["subject_id"] for call in guard.call_args_list}
     assert shapes.isdisjoint({"a", "b"})  # checked on the placeholder-bound template
 

@@ -203,6 +203,7 @@ def hybrid_recall(
         [winner.pk for winner in winners],
         counting=scopes.pending,
         vector=VectorParam(query_vector),
+        embedding_model=leg.embedding_model,
     )
     results = [
         RecallHit(

@@ -44,18 +44,31 @@ _TENANT_PLACEHOLDER = uuid.UUID("00000000-0000-4000-8000-00000000a001")
 _SUBJECT_PLACEHOLDER = "\x1frecall-scope-subject\x1f"
 _PROJECT_PLACEHOLDER = uuid.UUID("00000000-0000-4000-8000-00000000a003")
 _AS_OF_PLACEHOLDER = datetime(1901, 2, 3, 4, 5, 6, 789012, tzinfo=UTC)
-TENANT, SUBJECT, PROJECT, AS_OF = "tenant", "subject", "project", "as_of"
+_MODEL_PLACEHOLDER = "\x1frecall-scope-model\x1f"
+TENANT, SUBJECT, PROJECT, AS_OF, MODEL = "tenant", "subject", "project", "as_of", "model"
 
 #: Which of the subject's rows a scope covers. The vector leg can only rank embedded rows; the
 #: keyword leg ranks every row, so a memory is findable by its words the moment its write
 #: commits, before its embedding lands (read-your-writes); ``pending`` is the rows still
-#: waiting for a vector, which recall counts (``meta.pending_searched``).
-ROWS_EMBEDDED, ROWS_ANY, ROWS_PENDING = "embedded", "any", "pending"
+#: waiting for a vector, which recall counts (``meta.pending_searched``). ``vectors`` is what
+#: the vector leg ranks: the embedded rows whose vector the query's model made. A row embedded
+#: by another model (before a model change, until the background migration re-embeds it) is
+#: in ``embedded`` but not in ``vectors``: its cosine to the query would mean nothing, so only
+#: the keyword leg finds it, as it finds a pending row.
+ROWS_EMBEDDED, ROWS_ANY, ROWS_PENDING, ROWS_VECTORS = "embedded", "any", "pending", "vectors"
 _ROWS_FILTERS = {
     ROWS_EMBEDDED: Q(embedding__isnull=False),
     ROWS_ANY: Q(),
     ROWS_PENDING: Q(embedding__isnull=True),
 }
+
+
+def _rows_filter(rows: str, embedding_model: str | None) -> Q:
+    if rows != ROWS_VECTORS:
+        return _ROWS_FILTERS[rows]
+    if not embedding_model:
+        raise ScopeViolation("the vector leg's scope must name the query's model")
+    return Q(embedding__isnull=False) & Q(embedding_model=embedding_model)
 
 
 @dataclass(frozen=True)
@@ -105,14 +118,15 @@ def scoped_memories(
     include_superseded: bool,
     rows: str = ROWS_EMBEDDED,
     as_of: datetime | None = None,
+    embedding_model: str | None = None,
 ) -> Any:
-    """The subject's ``rows`` (embedded, any, or pending; live only, unless
-    ``include_superseded``; valid at ``as_of`` when given) in the project partition, through
-    the heavy-read guard."""
+    """The subject's ``rows`` (embedded, any, or pending; or ``vectors``: embedded by
+    ``embedding_model``; live only, unless ``include_superseded``; valid at ``as_of`` when
+    given) in the project partition, through the heavy-read guard."""
     queryset = Memory.objects.filter(
         project_partition(project_id=project_id),
         in_time(include_superseded=include_superseded, as_of=as_of),
-        _ROWS_FILTERS[rows],
+        _rows_filter(rows, embedding_model),
         tenant_id=tenant_id,
         subject_id=subject_id,
     )
@@ -130,6 +144,7 @@ def _template(
         include_superseded=include_superseded,
         rows=rows,
         as_of=_AS_OF_PLACEHOLDER if with_as_of else None,
+        embedding_model=_MODEL_PLACEHOLDER if rows == ROWS_VECTORS else None,
     )
     scope = compile_scope(queryset)
     if scope is None:  # pragma: no cover - the scope filters cannot prove emptiness
@@ -139,12 +154,14 @@ def _template(
         _SUBJECT_PLACEHOLDER: SUBJECT,
         _PROJECT_PLACEHOLDER: PROJECT,
         _AS_OF_PLACEHOLDER: AS_OF,
+        _MODEL_PLACEHOLDER: MODEL,
     }
     slots = tuple(placeholders.get(param) for param in scope.params)
     expected = (
         {TENANT, SUBJECT}
         | ({PROJECT} if with_project else set())
         | ({AS_OF} if with_as_of else set())
+        | ({MODEL} if rows == ROWS_VECTORS else set())
     )
     if set(slots) - {None} != expected:
         # Every caller value must land somewhere, or a recall would run another scope's clause.
@@ -161,9 +178,11 @@ def recall_scope(
     rows: str = ROWS_EMBEDDED,
     as_of: datetime | None = None,
     narrowing: RecordFilter | None = None,
+    embedding_model: str | None = None,
 ) -> CompiledScope:
     """The compiled, guarded scope for one recall: the shape's template with the caller's
-    tenant, subject, project and ``as_of`` bound where the template's placeholders were. The
+    tenant, subject, project, ``as_of`` and (for ``vectors``) ``embedding_model`` bound where
+    the template's placeholders were. The
     time filter is part of the WHERE every statement runs, so a ranking's top-k is taken among
     the rows valid then, never cut first and filtered after; so is ``narrowing`` (a tag and
     metadata filter), ANDed to the template's clause."""
@@ -173,7 +192,15 @@ def recall_scope(
         rows=rows,
         with_as_of=as_of is not None,
     )
-    values = {TENANT: tenant_id, SUBJECT: subject_id, PROJECT: project_id, AS_OF: as_of}
+    if rows == ROWS_VECTORS and not embedding_model:
+        raise ScopeViolation("the vector leg's scope must name the query's model")
+    values = {
+        TENANT: tenant_id,
+        SUBJECT: subject_id,
+        PROJECT: project_id,
+        AS_OF: as_of,
+        MODEL: embedding_model,
+    }
     params = tuple(
         constant if slot is None else values[slot]
         for slot, constant in zip(template.slots, template.scope.params, strict=True)
@@ -296,22 +323,35 @@ def fetch_values(scope: CompiledScope, sql: str, params: Sequence[Any]) -> list[
 
 
 def fetch_rows(
-    scope: CompiledScope, ids: Sequence[Any], *, counting: CompiledScope, vector: VectorParam
+    scope: CompiledScope,
+    ids: Sequence[Any],
+    *,
+    counting: CompiledScope,
+    vector: VectorParam,
+    embedding_model: str,
 ) -> tuple[dict[Any, Memory], dict[Any, float | None], int]:
     """The rows of ``ids`` that are in ``scope``, by id, each one's cosine similarity to
-    ``vector`` (None for a row without a vector), and how many rows ``counting`` covers: a
+    ``vector`` (None for a row without a vector, or whose vector another model than
+    ``embedding_model``, the query's, made), and how many rows ``counting`` covers: a
     ranking that read ids only (the legs of ``hybrid``) reads its winners' rows alone, under
     the same guarded clause, and the count rides in the same statement."""
     if not ids:
         return {}, {}, count_rows(counting)
     table, pk = scope.table, quote(scope.using, "id")
     embedding = quote(scope.using, "embedding")
+    model = quote(scope.using, "embedding_model")
     sql = (
-        f"SELECT {select_list(scope.using)}, 1 - ({table}.{embedding} <=> %s), "  # noqa: S608
+        f"SELECT {select_list(scope.using)}, "  # noqa: S608
+        f"CASE WHEN {table}.{model} = %s THEN 1 - ({table}.{embedding} <=> %s) END, "
         f"(SELECT count(*) FROM {table} WHERE {counting.where}) FROM {table} "
         f"WHERE {table}.{pk} = ANY(%s) AND {scope.where}"
     )
-    rows = fetch_scored(scope, sql, [vector, *counting.params, list(ids), *scope.params], columns=2)
+    rows = fetch_scored(
+        scope,
+        sql,
+        [embedding_model, vector, *counting.params, list(ids), *scope.params],
+        columns=2,
+    )
     if not rows:  # every winner was forgotten since it was ranked
         return {}, {}, count_rows(counting)
     similarities = {

@@ -13,6 +13,13 @@
   btree instead. If the index still hands back fewer than k rows while the subject has more,
   the read is completed by the exact scan (``ann+exact``), so ``underfilled`` means the
   subject really has fewer rows.
+
+Only vectors of the query's model are ranked (``ROWS_VECTORS``: ``embedding_model`` is the
+tenant's current fingerprint). A row another model embedded is skipped like a pending one, and
+the keyword leg still finds it, until the background migration re-embeds it
+(docs/embeddings.md, "Which model made a vector"). The size check counts every embedded row,
+whatever its model: in the steady state that is the same number, and mid-migration it only
+sends a large subject to the ANN path a little early.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from apps.memory.selectors.recall.results import (
     envelope_meta,
 )
 from apps.memory.selectors.recall.scope import (
+    ROWS_EMBEDDED,
+    ROWS_VECTORS,
     CompiledScope,
     fetch_ranked,
     fetch_values,
@@ -49,6 +58,7 @@ from apps.memory.selectors.recall.scope import (
     select_list,
 )
 from apps.tenancy.models import Tenant
+from apps.tenancy.selectors import tenant_embedding_fingerprint
 
 #: Nearest first: ``(Memory, distance)`` when the statement read rows, ``(id, distance)`` when not.
 Ranked = list[tuple[Any, float]]
@@ -60,6 +70,7 @@ def _exact(
     limit: int,
     *,
     threshold: int | None = None,
+    sizing: CompiledScope | None = None,
     rows: bool = True,
 ) -> Ranked:
     """The scope's true top-``limit`` rows, nearest first: every row in scope is scored.
@@ -71,9 +82,10 @@ def _exact(
     into a rescan of the subject per winner), under the same scope predicate; without, the
     ranking is the whole statement and ids come back.
 
-    ``threshold``: rank nothing unless the scope holds at most that many rows — an
-    uncorrelated NOT EXISTS that Postgres evaluates once (an InitPlan), reading at most
-    threshold + 1 entries of the narrow live-scope index (migration 0005) and no heap.
+    ``threshold``: rank nothing unless ``sizing`` (the scope's embedded rows of any model)
+    holds at most that many rows — an uncorrelated NOT EXISTS that Postgres evaluates once
+    (an InitPlan), reading at most threshold + 1 entries of the narrow live-scope index
+    (migration 0005) and no heap.
     """
     table, pk = scope.table, quote(scope.using, "id")
     embedding = quote(scope.using, "embedding")
@@ -84,10 +96,11 @@ def _exact(
     ]
     params: list[Any] = [vector, *scope.params]
     if threshold is not None:
+        counted = sizing or scope
         ranking.append(
-            f" AND NOT EXISTS (SELECT 1 FROM {table} WHERE {scope.where} OFFSET %s LIMIT 1)"  # noqa: S608
+            f" AND NOT EXISTS (SELECT 1 FROM {table} WHERE {counted.where} OFFSET %s LIMIT 1)"  # noqa: S608
         )
-        params += [*scope.params, threshold]
+        params += [*counted.params, threshold]
     ranking.append(f" ORDER BY distance, {table}.{pk} LIMIT %s")
     params.append(limit)
     if not rows:
@@ -174,6 +187,8 @@ class VectorRanking:
     ranked: Ranked
     strategy: str
     meta: dict[str, Any]
+    #: The fingerprint of the model whose vectors were ranked (the query's).
+    embedding_model: str = ""
 
 
 def _vector_ranking(
@@ -188,13 +203,19 @@ def _vector_ranking(
     as_of: datetime | None = None,
     narrowing: RecordFilter | None = None,
 ) -> VectorRanking:
-    scope = recall_scope(
-        tenant_id=tenant.pk,
-        subject_id=subject_id,
-        project_id=project_id,
-        include_superseded=include_superseded,
-        as_of=as_of,
-        narrowing=narrowing,
+    model = tenant_embedding_fingerprint(tenant=tenant)
+    scope, sizing = (
+        recall_scope(
+            tenant_id=tenant.pk,
+            subject_id=subject_id,
+            project_id=project_id,
+            include_superseded=include_superseded,
+            as_of=as_of,
+            narrowing=narrowing,
+            rows=rows_shape,
+            embedding_model=model if rows_shape == ROWS_VECTORS else None,
+        )
+        for rows_shape in (ROWS_VECTORS, ROWS_EMBEDDED)
     )
     # Packed once per recall and shared by every statement (this sits on the hot path).
     query_vector = VectorParam(vector)
@@ -209,7 +230,7 @@ def _vector_ranking(
         # subject has at most `threshold` rows. A larger subject returns no rows, and so does
         # an empty one; a LIMIT 1 probe tells the two apart.
         threshold = settings.MEMORY_EXACT_SCAN_MAX_ROWS
-        ranked = _exact(scope, query_vector, limit, threshold=threshold, rows=rows)
+        ranked = _exact(scope, query_vector, limit, threshold=threshold, sizing=sizing, rows=rows)
         if not ranked and _has_rows(scope):
             strategy = STRATEGY_ANN
             support = iterative_scan(scope.using)
@@ -220,7 +241,7 @@ def _vector_ranking(
                 # without the iterative scan); finish exactly.
                 strategy = STRATEGY_ANN_EXACT
                 ranked = _exact(scope, query_vector, limit, rows=rows)
-    return VectorRanking(ranked=ranked, strategy=strategy, meta=meta)
+    return VectorRanking(ranked=ranked, strategy=strategy, meta=meta, embedding_model=model)
 
 
 def semantic_ranking(
