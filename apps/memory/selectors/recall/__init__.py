@@ -40,6 +40,7 @@ from apps.extraction.time_words import time_window
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
+from apps.memory.selectors.recall.recency import same_fact_pairs
 from apps.memory.selectors.recall.results import (
     EMBEDDING_STATUSES,
     HEAVY_READ_UNAVAILABLE,
@@ -155,12 +156,12 @@ def memory_recall(
     window = time_window(query, reference=timezone.now() if as_of is None else as_of)
     preferred = 0
     if window is not None:
-        # Every version that held in the window, ranked as it ranks: what was true then is
-        # what the question asks for, so a fact superseded since does not go last.
+        # Every version that held in the window: what was true then is what the question asks
+        # for, so a fact superseded since does not go last.
         within = read(
             include_superseded=True,
             narrowing=window_narrowing(window, narrowing),
-            current_first=False,
+            superseded_last=False,
         )
         result = prefer_window(result, within, limit)
         preferred = min(len(within.results), limit)
@@ -182,10 +183,11 @@ def _ranked(
     mode: str,
     as_of: datetime | None,
     narrowing: RecordFilter | None,
-    current_first: bool = True,
+    superseded_last: bool = True,
 ) -> RecallResult:
-    """One ranking of the scope in ``mode``, degraded to the keyword fallback when it must;
-    with ``current_first``, what still holds first (:func:`prefer_current`)."""
+    """One ranking of the scope in ``mode``, degraded to the keyword fallback when it must,
+    what still holds first (:func:`prefer_current`; a superseded hit last unless not
+    ``superseded_last``)."""
     degrade = functools.partial(
         fallback_recall,
         tenant=tenant,
@@ -259,6 +261,20 @@ def _ranked(
         result = degrade(
             reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
         )
-    if current_first:
-        result.results = prefer_current(result.results)
+    result.results = prefer_current(
+        result.results,
+        _same_fact(tenant, subject_id, result),
+        superseded_last=superseded_last,
+    )
     return result
+
+
+def _same_fact(tenant: Tenant, subject_id: str, result: RecallResult) -> set[frozenset[uuid.UUID]]:
+    """The hits that say nearly the same thing (:mod:`.recency`); none on the fallback path,
+    or when the heavy-read repo cannot be read (the order then stands as ranked)."""
+    if result.meta.get("fallback"):
+        return set()
+    try:
+        return same_fact_pairs(tenant=tenant, subject_id=subject_id, hits=result.results)
+    except OperationalError:
+        return set()
