@@ -92,8 +92,9 @@ def test_the_question_of_last_spring_ranks_what_held_then_first(agent, job_chang
         "start": _at(spring.start),
         "end": _at(spring.end),
         "phrase": "last spring",
-        # The nurse, the hiking then, and the liking for hiking that still holds.
-        "preferred": 3,
+        # The nurse job, which ended since, and the hiking then; not the liking for hiking,
+        # which began before the window and still holds.
+        "preferred": 2,
     }
 
 
@@ -170,3 +171,23 @@ def test_the_window_is_read_relative_to_as_of(agent, job_change, spring):
     assert window is not None
     assert body["meta"]["time_window"]["start"] == _at(window.start)
     assert body["meta"]["as_of"] == _at(as_of)
+
+
+def test_only_the_windows_best_go_first(agent, job_change, settings):
+    settings.MEMORY_RECALL_TIME_WINDOW_FIRST = 1
+
+    body = agent.post(RECALL, {"query": THEN}).json()
+
+    assert _texts(body)[0] == NURSE
+    assert body["meta"]["time_window"]["preferred"] == 1
+    # The hiking then is in the window too, but past the first place it ranks as usual.
+    assert ALPS in _texts(body)
+
+
+def test_time_words_can_be_turned_off(agent, job_change, settings):
+    settings.MEMORY_RECALL_TIME_WORDS = False
+
+    body = agent.post(RECALL, {"query": THEN}).json()
+
+    assert body["meta"]["time_window"] is None
+    assert NURSE not in _texts(body)

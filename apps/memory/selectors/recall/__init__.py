@@ -153,7 +153,11 @@ def memory_recall(
         as_of=as_of,
     )
     result = read(include_superseded=include_superseded, narrowing=narrowing)
-    window = time_window(query, reference=timezone.now() if as_of is None else as_of)
+    window = (
+        time_window(query, reference=timezone.now() if as_of is None else as_of)
+        if settings.MEMORY_RECALL_TIME_WORDS
+        else None
+    )
     preferred = 0
     if window is not None:
         # Every version that held in the window: what was true then is what the question asks
@@ -164,7 +168,7 @@ def memory_recall(
             superseded_last=False,
         )
         result = prefer_window(result, within, limit)
-        preferred = min(len(within.results), limit)
+        preferred = min(len(within.results), limit, settings.MEMORY_RECALL_TIME_WINDOW_FIRST)
     result.meta["degraded_reason"] = heavy_read_bypass_reason()
     result.meta["as_of"] = None if as_of is None else timestamp_text(as_of)
     result.meta["time_window"] = window_meta(window, preferred)
