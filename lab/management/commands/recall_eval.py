@@ -258,15 +258,19 @@ def _cpus() -> int:
 def _time_word_block(
     results: list[locomo.QuestionResult], questions: list[str], ks: tuple[int, ...]
 ) -> dict[str, Any]:
-    """Recall over the questions that name a time window (read against now, as recall reads
-    a question without ``as_of``)."""
+    """Recall and latency over the questions that name a time window (read against now, as
+    recall reads a question without ``as_of``)."""
     now = timezone.now()
     named = [
         result
         for result, question in zip(results, questions, strict=True)
         if time_window(question, reference=now) is not None
     ]
-    return locomo.summarise(named, ks).as_dict()["overall"] if named else {"count": 0}
+    if not named:
+        return {"count": 0}
+    report = locomo.summarise(named, ks).as_dict()
+    # The service path's time for them: a window costs a second ranking.
+    return {**report["overall"], "latency_ms": report["latency_ms"]}
 
 
 def _split_block(report: dict[str, Any]) -> dict[str, Any]:
