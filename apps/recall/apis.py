@@ -20,7 +20,7 @@ from apps.core.api.fields import (
     SessionIdField,
     TimestampField,
 )
-from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer
+from apps.core.api.serializers import COMMON_ERRORS, ErrorSerializer, TimeWindowSerializer
 from apps.core.db.filters import FILTER_HELP, record_filter_parse
 from apps.knowledge.selectors import validate_knowledge_query, validate_session_id
 from apps.knowledge.services import parse_article_ids
@@ -135,6 +135,11 @@ class MergedRecallMetaSerializer(serializers.Serializer[Any]):
     knowledge_count = serializers.IntegerField()
     diversity = serializers.DictField(allow_null=True)
     as_of = TimestampField(allow_null=True, help_text="The memory half's `as_of`, or null.")
+    time_window = TimeWindowSerializer(
+        allow_null=True,
+        help_text="The memory half's time window (its `meta.time_window`): knowledge articles "
+        "have no valid time and are searched as they are now.",
+    )
 
 
 class MergedRecallOutputSerializer(serializers.Serializer[Any]):

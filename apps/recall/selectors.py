@@ -234,6 +234,8 @@ def recall_context(
         "tokens_saved_vs_candidates": tokens_candidates - tokens_selected,
         "diversity": knowledge_meta.get("diversity"),
         "as_of": None if as_of is None else timestamp_text(as_of),
+        # The memory half's reading of the question's time words (knowledge has no valid time).
+        "time_window": memory_result.meta.get("time_window") if memory_result else None,
     }
     return MergedRecall(
         recall_id=recall_id,

@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -131,9 +132,11 @@ def ingest(
     loader: str = LOADER_CLIENT,
     cache: EmbeddingCache | None = None,
     progress: Progress | None = None,
+    dated: bool = False,
 ) -> IngestTiming:
     """One subject per conversation, one memory per turn (or per fact); returns once every
-    row is embedded."""
+    row is embedded. ``dated``: each memory's ``occurred_at`` is its session's date-time (read
+    as UTC), as a client replaying history would send it; otherwise the time of the write."""
     timing = IngestTiming()
     # A batch write as POST /memory/batch makes it, or one call per memory (POST /memory).
     batch = 1 if loader == LOADER_FACTS else settings.MEMORY_BATCH_MAX_ITEMS
@@ -141,7 +144,12 @@ def ingest(
         specs = loader_specs(conversation, loader, context_turns=context_turns)
         # Exactly the draft the write API builds from {text, context?, metadata}.
         drafts = [
-            MemoryDraft(text=spec.text, context=spec.context, metadata=spec.metadata)
+            MemoryDraft(
+                text=spec.text,
+                context=spec.context,
+                metadata=spec.metadata,
+                occurred_at=_session_time(spec.metadata) if dated else None,
+            )
             for spec in specs
         ]
         started = time.perf_counter()
@@ -168,6 +176,11 @@ def ingest(
         if progress is not None:
             progress(conversation.sample_id, len(ids))
     return timing
+
+
+def _session_time(metadata: dict[str, Any]) -> datetime | None:
+    value = metadata.get("session_date")
+    return datetime.fromisoformat(value).replace(tzinfo=UTC) if value else None
 
 
 def ask(

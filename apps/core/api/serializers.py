@@ -8,6 +8,21 @@ from rest_framework.fields import Field, SkipField, _UnvalidatedField
 from rest_framework.relations import PKOnlyObject
 
 
+class TimeWindowSerializer(serializers.Serializer[dict[str, Any]]):
+    """A time window a recall's question named (``meta.time_window``)."""
+
+    start = serializers.DateTimeField(
+        allow_null=True, help_text="Where the window starts (inclusive); null when open."
+    )
+    end = serializers.DateTimeField(
+        allow_null=True, help_text="Where it ends (exclusive); null when open."
+    )
+    phrase = serializers.CharField(help_text="The question's words it was read from.")
+    preferred = serializers.IntegerField(
+        help_text="How many hits were ranked first because they held or happened in it."
+    )
+
+
 class ErrorBodySerializer(serializers.Serializer[dict[str, object]]):
     code = serializers.CharField(help_text="Stable snake_case error code.")
     message = serializers.CharField()

@@ -18,7 +18,7 @@ from apps.core.api.fields import (
     QueryTextField,
     TimestampField,
 )
-from apps.core.api.serializers import COMMON_ERRORS, render_many
+from apps.core.api.serializers import COMMON_ERRORS, TimeWindowSerializer, render_many
 from apps.core.db.filters import FILTER_HELP, record_filter_parse
 from apps.memory.apis.common import MemoryOutputSerializer
 from apps.memory.selectors import (
@@ -97,6 +97,14 @@ class RecallHitOutputSerializer(serializers.Serializer[dict[str, Any]]):
     )
 
 
+TIME_WINDOW_HELP = (
+    'The time the question\'s words name ("last spring", "in May 2023", "two weeks ago"; '
+    "relative to `as_of`, else now), or null: the memories valid or occurring in it, "
+    "superseded since or not, ranked first; nothing else is filtered (docs/memory.md, "
+    '"Time words in a question").'
+)
+
+
 class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
     total_count = serializers.IntegerField()
     fallback = serializers.BooleanField()
@@ -122,6 +130,7 @@ class MemoryRecallMetaSerializer(serializers.Serializer[dict[str, Any]]):
         "embedding is still pending (0 in semantic mode, which cannot rank them)."
     )
     as_of = TimestampField(allow_null=True, help_text="The `as_of` the recall ran at, or null.")
+    time_window = TimeWindowSerializer(allow_null=True, help_text=TIME_WINDOW_HELP)
 
 
 class MemoryRecallOutputSerializer(serializers.Serializer[dict[str, Any]]):

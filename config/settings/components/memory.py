@@ -74,6 +74,17 @@ MEMORY_RECALL_CONTEXT_TERM_WEIGHT = 0.5
 # a local model with a known token table. Chosen on LoCoMo's dev split (docs/benchmarks/locomo.md).
 MEMORY_RECALL_RERANK_CANDIDATES = env.int("ENGRAM_MEMORY_RECALL_RERANK_CANDIDATES", default=30)
 MEMORY_RECALL_RERANK_WEIGHT = env.float("ENGRAM_MEMORY_RECALL_RERANK_WEIGHT", default=0.4)
+# Time words in a question ("last spring") rank what held or happened then first
+# (apps/memory/selectors/recall/windows.py); false: questions are read without them.
+MEMORY_RECALL_TIME_WORDS = env.bool("ENGRAM_MEMORY_RECALL_TIME_WORDS", default=True)
+# How many of the window's best hits go first; the usual ranking follows.
+MEMORY_RECALL_TIME_WINDOW_FIRST = env.int("ENGRAM_MEMORY_RECALL_TIME_WINDOW_FIRST", default=3)
+# Two live hits at least this similar (cosine of their vectors) say the same thing: the later
+# fact ranks first (apps/memory/selectors/recall/recency.py). Above 1: off.
+MEMORY_RECALL_SAME_FACT_SIMILARITY = env.float(
+    "ENGRAM_MEMORY_RECALL_SAME_FACT_SIMILARITY", default=2.0
+)
+MEMORY_RECALL_SAME_FACT_HEAD = env.int("ENGRAM_MEMORY_RECALL_SAME_FACT_HEAD", default=10)
 
 # Recall-count hotness signal (spec "Recall-count hotness signal").
 MEMORY_RECALL_BUMP_MIN_SCORE = 0.6

@@ -28,9 +28,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
+from django.utils import timezone
 from typing_extensions import override
 
 from apps.core.management.base import EngramCommand
+from apps.extraction.time_words import time_window
 from apps.memory.selectors import RECALL_MODES
 from apps.providers.embeddings import EmbeddingConfig
 from lab.locomo import dataset as locomo
@@ -94,6 +96,12 @@ class Command(EngramCommand):
             type=int,
             default=locomo.DEFAULT_CONTEXT_TURNS,
             help="neighbours loader: turns on each side given as each memory's context.",
+        )
+        parser.add_argument(
+            "--dated",
+            action="store_true",
+            help="Write each memory with its session's date-time as occurred_at (default: "
+            "the time of the write), so time words in questions ('in May 2023') can match.",
         )
         parser.add_argument(
             "--embedding-cache",
@@ -174,6 +182,7 @@ class Command(EngramCommand):
                 loader=loader,
                 cache=cache,
                 progress=self._progress(f"{loader}: ingested"),
+                dated=options["dated"],
             )
             outcome = harness.ask(
                 tenant=tenant,
@@ -191,6 +200,7 @@ class Command(EngramCommand):
         finally:
             deleted = harness.evaluation_tenant_remove(tenant=tenant)
         report = locomo.summarise(outcome.results, options["k"])
+        questions = [q.question for c in conversations for q in c.questions]
         splits = {}
         for name, ids in locomo.SPLITS.items():
             results = [r for r in outcome.results if r.sample_id in ids]
@@ -206,6 +216,11 @@ class Command(EngramCommand):
             "embedding_provider": settings.EMBEDDING_PROVIDER,
             "embedding_endpoint": EmbeddingConfig.default().endpoint_key,
             "context_turns": options["context_turns"] if loader == "neighbours" else None,
+            "dated": options["dated"],
+            "time_words": settings.MEMORY_RECALL_TIME_WORDS,
+            # The questions whose words name a time (docs/memory.md, "Time words in a
+            # question"), scored on their own: where reading them can matter.
+            "time_word_questions": _time_word_block(outcome.results, questions, options["k"]),
             "questions": len(outcome.results),
             "questions_skipped_no_evidence": sum(c.skipped_questions for c in conversations),
             "memories": timing.memories,
@@ -238,6 +253,24 @@ def _cpus() -> int:
     import os
 
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
+
+
+def _time_word_block(
+    results: list[locomo.QuestionResult], questions: list[str], ks: tuple[int, ...]
+) -> dict[str, Any]:
+    """Recall and latency over the questions that name a time window (read against now, as
+    recall reads a question without ``as_of``)."""
+    now = timezone.now()
+    named = [
+        result
+        for result, question in zip(results, questions, strict=True)
+        if time_window(question, reference=now) is not None
+    ]
+    if not named:
+        return {"count": 0}
+    report = locomo.summarise(named, ks).as_dict()
+    # The service path's time for them: a window costs a second ranking.
+    return {**report["overall"], "latency_ms": report["latency_ms"]}
 
 
 def _split_block(report: dict[str, Any]) -> dict[str, Any]:

@@ -200,3 +200,46 @@ def test_loader_all_prints_a_table_per_split(split_locomo):
         "client",
     ]
     assert "heldout:" in lines
+
+
+@pytest.fixture
+def dated_locomo(tmp_path):
+    """conv-x with a later puppy turn that outranks the first by its words, and a question
+    that names the day of the first."""
+    data = copy.deepcopy(TINY[:1])
+    data[0]["conversation"]["session_2"].append(
+        {"speaker": "Ann", "dia_id": "D2:3", "text": "I say my puppy is the best puppy"}
+    )
+    data[0]["qa"] = [
+        {
+            "question": "What did Ann say about the puppy on 8 May 2023?",
+            "evidence": ["D1:1"],
+            "category": 4,
+        }
+    ]
+    path = tmp_path / "dated_locomo.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("_case", "args", "time_words", "recall"),
+    [
+        # Dated by session: the question's day names the first session, whose turns rank first.
+        ("dated", ("--dated",), True, 1.0),
+        # Written now, the day names a window no memory falls in: the ranking as without it.
+        ("undated", (), True, 0.0),
+        ("dated_without_time_words", ("--dated",), False, 0.0),
+    ],
+)
+def test_dated_memories_let_a_questions_time_words_match(
+    dated_locomo, settings, _case, args, time_words, recall
+):
+    settings.MEMORY_RECALL_TIME_WORDS = time_words
+
+    data = _run(dated_locomo, "--mode", "keyword", "--k", "1", "--loader", "unthreaded", *args)
+
+    assert data["dated"] is bool(args)
+    assert data["time_words"] is time_words
+    assert data["time_word_questions"]["count"] == 1
+    assert data["overall"]["recall"]["1"] == recall

@@ -9,7 +9,9 @@ One entry point, :func:`memory_recall`, and one module per ranking:
 * :mod:`.fallback` — embeddings unavailable or the heavy-read repo shed/failing: the keyword
   ranking on the OLTP repo, topped up by a recent-first substring match;
 * :mod:`.scope` — the guarded (tenant, subject) predicate every statement is built around,
-  compiled once per query shape, and the server-bound statement runner.
+  compiled once per query shape, and the server-bound statement runner;
+* :mod:`.windows` — the time a question names ("last spring"): what held or happened then
+  ranked first.
 
 Modes (docs/memory.md, "Recall modes"; LoCoMo figures in docs/benchmarks/locomo.md):
 ``semantic``, ``keyword``, ``hybrid`` (both legs fused by their normalised scores). Each hit
@@ -27,15 +29,18 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import OperationalError
+from django.utils import timezone
 
 from apps.core.db.filters import RecordFilter
 from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
+from apps.extraction.time_words import time_window
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
+from apps.memory.selectors.recall.recency import same_fact_pairs
 from apps.memory.selectors.recall.results import (
     EMBEDDING_STATUSES,
     HEAVY_READ_UNAVAILABLE,
@@ -50,6 +55,7 @@ from apps.memory.selectors.recall.results import (
     prefer_current,
 )
 from apps.memory.selectors.recall.semantic import semantic_recall
+from apps.memory.selectors.recall.windows import prefer_window, window_meta, window_narrowing
 from apps.providers.embeddings import EmbeddingsUnavailable
 from apps.providers.query_vectors import (
     embed_query_cached,
@@ -126,10 +132,66 @@ def memory_recall(
     query-vector cache (:mod:`apps.providers.query_vectors`).
     ``meta.degraded_reason`` names why the primary served what the heavy-read replica should
     have (``replica_lag``, ``replica_unavailable``), else null.
+
+    Time words in ``query`` ("last spring", "in May 2023", "two weeks ago"; relative to
+    ``as_of``, else now) name a window, and the memories that held or happened in it rank
+    first, superseded since or not (:mod:`.windows`); a window nothing falls in changes
+    nothing. ``meta.time_window`` reports it, or null.
     """
     query = validate_recall_query(query)
     mode = validate_recall_mode(mode)
     limit = max(1, min(int(limit), settings.MEMORY_RECALL_MAX_LIMIT))
+    read = functools.partial(
+        _ranked,
+        tenant=tenant,
+        subject_id=subject_id,
+        query=query,
+        project_id=project_id,
+        limit=limit,
+        query_embedding=query_embedding,
+        mode=mode,
+        as_of=as_of,
+    )
+    result = read(include_superseded=include_superseded, narrowing=narrowing)
+    window = (
+        time_window(query, reference=timezone.now() if as_of is None else as_of)
+        if settings.MEMORY_RECALL_TIME_WORDS
+        else None
+    )
+    preferred = 0
+    if window is not None:
+        # Every version that held in the window: what was true then is what the question asks
+        # for, so a fact superseded since does not go last.
+        within = read(
+            include_superseded=True,
+            narrowing=window_narrowing(window, narrowing),
+            superseded_last=False,
+        )
+        result = prefer_window(result, within, limit)
+        preferred = min(len(within.results), limit, settings.MEMORY_RECALL_TIME_WINDOW_FIRST)
+    result.meta["degraded_reason"] = heavy_read_bypass_reason()
+    result.meta["as_of"] = None if as_of is None else timestamp_text(as_of)
+    result.meta["time_window"] = window_meta(window, preferred)
+    return result
+
+
+def _ranked(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    query: str,
+    project_id: uuid.UUID | None,
+    limit: int,
+    include_superseded: bool,
+    query_embedding: list[float] | None,
+    mode: str,
+    as_of: datetime | None,
+    narrowing: RecordFilter | None,
+    superseded_last: bool = True,
+) -> RecallResult:
+    """One ranking of the scope in ``mode``, degraded to the keyword fallback when it must,
+    what still holds first (:func:`prefer_current`; a superseded hit last unless not
+    ``superseded_last``)."""
     degrade = functools.partial(
         fallback_recall,
         tenant=tenant,
@@ -203,7 +265,20 @@ def memory_recall(
         result = degrade(
             reason=exc.reason if isinstance(exc, HeavyReadShed) else HEAVY_READ_UNAVAILABLE
         )
-    result.results = prefer_current(result.results)
-    result.meta["degraded_reason"] = heavy_read_bypass_reason()
-    result.meta["as_of"] = None if as_of is None else timestamp_text(as_of)
+    result.results = prefer_current(
+        result.results,
+        _same_fact(tenant, subject_id, result),
+        superseded_last=superseded_last,
+    )
     return result
+
+
+def _same_fact(tenant: Tenant, subject_id: str, result: RecallResult) -> set[frozenset[uuid.UUID]]:
+    """The hits that say nearly the same thing (:mod:`.recency`); none on the fallback path,
+    or when the heavy-read repo cannot be read (the order then stands as ranked)."""
+    if result.meta.get("fallback"):
+        return set()
+    try:
+        return same_fact_pairs(tenant=tenant, subject_id=subject_id, hits=result.results)
+    except OperationalError:
+        return set()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,16 +84,28 @@ def _newer(first: Memory, second: Memory) -> bool:
     return not (first.source == MemorySource.EXPLICIT and second.source == MemorySource.PROMOTED)
 
 
-def prefer_current(results: list[RecallHit]) -> list[RecallHit]:
+def prefer_current(
+    results: list[RecallHit],
+    same_fact: Set[frozenset[uuid.UUID]] = frozenset(),
+    *,
+    superseded_last: bool = True,
+) -> list[RecallHit]:
     """The ranking with what still holds first: a superseded hit (``include_superseded``)
-    follows every hit that was not replaced, and of two hits in conflict the one that became
-    true later comes first (:func:`_newer`). Otherwise the ranking's order is kept, so equal
-    times and an explicit memory contradicted by a promoted one stay as ranked.
+    follows every hit that was not replaced (unless not ``superseded_last``: a question's time
+    window asks what held then), and of two hits in conflict — or that say nearly the same
+    thing (``same_fact``: pairs of ids) — the one that became true later comes first
+    (:func:`_newer`). Otherwise the ranking's order is kept, so equal times and an explicit
+    memory contradicted by a promoted one stay as ranked.
 
     The time filter of ``as_of`` is in the scope itself (``scope.in_time``); this only orders
     what the ranking returned."""
-    ordered = [hit for hit in results if hit.memory.superseded_by_id is None]
-    ordered += [hit for hit in results if hit.memory.superseded_by_id is not None]
+    ordered = [hit for hit in results if hit.memory.superseded_by_id is None or not superseded_last]
+    if superseded_last:
+        ordered += [hit for hit in results if hit.memory.superseded_by_id is not None]
+
+    def related(first: Memory, second: Memory) -> bool:
+        return second.pk in first.conflicts_with or frozenset((first.pk, second.pk)) in same_fact
+
     # Each move puts a strictly later fact before an earlier one, so this settles; the bound
     # only makes that visible.
     for _ in range(len(ordered) ** 2):
@@ -101,7 +115,7 @@ def prefer_current(results: list[RecallHit]) -> list[RecallHit]:
                 (
                     position
                     for position in range(index + 1, len(ordered))
-                    if ordered[position].memory.pk in hit.memory.conflicts_with
+                    if related(hit.memory, ordered[position].memory)
                     and _newer(hit.memory, ordered[position].memory)
                 ),
                 None,

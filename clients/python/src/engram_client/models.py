@@ -117,6 +117,19 @@ class RecallHit(EngramModel):
     validity: Literal["current", "superseded", "contested"]
 
 
+class TimeWindow(EngramModel):
+    """The time a recall's question named ("last spring"): what held or happened in it ranks
+    first."""
+
+    #: Inclusive start and exclusive end (null when open: "since May", "before 2022").
+    start: datetime | None
+    end: datetime | None
+    #: The question's words it was read from.
+    phrase: str
+    #: How many hits were ranked first for it.
+    preferred: int
+
+
 class MemoryRecallMeta(EngramModel):
     total_count: int
     fallback: bool
@@ -133,6 +146,8 @@ class MemoryRecallMeta(EngramModel):
     pending_searched: int
     #: The valid time the recall ran at (null: now).
     as_of: datetime | None
+    #: The time the question's words name, or null (none, or "currently").
+    time_window: TimeWindow | None
 
 
 class MemoryRecall(EngramModel):
@@ -221,6 +236,8 @@ class MergedRecallMeta(EngramModel):
     diversity: dict[str, Any] | None
     #: The memory half's valid time (null: now).
     as_of: datetime | None
+    #: The memory half's time window (null: the question names none).
+    time_window: TimeWindow | None
 
 
 class MergedRecall(EngramModel):
@@ -389,6 +406,7 @@ SCHEMA_COMPONENTS: dict[type[EngramModel], str] = {
     SessionHistoryMeta: "SessionHistoryMeta",
     SessionCleared: "SessionClearData",
     RecallHit: "RecallHitOutput",
+    TimeWindow: "TimeWindow",
     MemoryRecallMeta: "MemoryRecallMeta",
     MemoryRecall: "MemoryRecallOutput",
     PromotionResult: "MemoryPromoteData",

@@ -1,0 +1,323 @@
+"""Time words in a question: "where did she work last spring?" → the window that phrase names.
+
+:func:`time_window` finds the first time expression in a text and resolves it against a
+reference instant (a recall's ``as_of``, else now) into a half-open window ``[start, end)``
+in UTC. Recall ranks the memories that held, or happened, in it first (``apps.memory.
+selectors.recall.time_window``). Pure and table-driven; no rows, no clock of its own.
+
+What it reads (case-insensitive; the first expression in the text wins, the longest where two
+overlap):
+
+* **dates**: ``2023-05-07``, ``7 May 2023``, ``May 7th, 2023``, ``on 7 May`` / ``May 7``
+  (the latest such day not after the reference);
+* **months and years**: ``May 2023``, ``in May`` (the latest May begun by the reference),
+  ``last May`` (the latest May before the reference's month), ``in 2022``, ``2022``;
+* **seasons** (northern meteorological: spring March–May, summer June–August, autumn/fall
+  September–November, winter December–February): ``last spring`` (the latest spring before
+  the season the reference is in), ``this summer`` / ``in the summer`` (the latest begun),
+  ``summer 2023`` / ``the winter of 2022`` (a winter is named by the year its December is in);
+* **relative**: ``yesterday``, ``today``, ``the day before yesterday``, ``last/this
+  week|month|year`` (calendar weeks start on Monday), ``N days|weeks|months|years ago``
+  (the calendar unit holding the reference minus N units; N in digits or words: "two", "a",
+  "a couple of"), ``the last/past N days|weeks|…`` (the N units up to the reference);
+* **open ends**: ``before``/``until``/``prior to`` X ends the window where X begins (until:
+  where X ends), ``since`` X starts it where X begins, ``after`` X where X ends; the other
+  end is open (None);
+* **now**: ``currently``, ``now``, ``these days``, ``at the moment``, … — the question is
+  about the present: no window at all, whatever else it says.
+
+What it does not read: events ("before the move", "since she left Acme"), ranges ("between
+May and July"), times of day, other calendars or the southern hemisphere's seasons.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from dateutil.relativedelta import relativedelta
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """``[start, end)`` in UTC; either end None when open. ``phrase``: the words it came from."""
+
+    start: datetime | None
+    end: datetime | None
+    phrase: str
+
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+# A month named on its own must be a full name after a word that makes it a time ("in May",
+# "last March"): "may" and "march" are verbs, and "mar"/"jan" are rarely months unqualified.
+_FULL_MONTH = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+)
+_ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON = "|".join(_SEASONS)
+_UNITS = {
+    "day": relativedelta(days=1),
+    "week": relativedelta(weeks=1),
+    "month": relativedelta(months=1),
+    "year": relativedelta(years=1),
+}
+_UNIT = "day|week|month|year"
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "a couple of": 2,
+    "couple of": 2,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+_NUMBER = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
+_YEAR = r"(?:19|20)\d\d"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_NOW = re.compile(
+    r"\b(?:currently|nowadays|now|these days|at the moment|at present|presently)\b", re.I
+)
+# An open end before the expression: "since May 2023", "before last summer".
+_BOUND = re.compile(r"\b(before|until|till|prior to|since|after)\s+$", re.I)
+
+_Span = tuple[datetime, datetime]
+
+
+def _day(year: int, month: int, day: int) -> _Span | None:
+    try:
+        start = datetime(year, month, day, tzinfo=UTC)
+    except ValueError:  # 31 June, 29 February of a common year
+        return None
+    return start, start + timedelta(days=1)
+
+
+def _month(year: int, month: int) -> _Span:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    return start, start + relativedelta(months=1)
+
+
+def _year(year: int) -> _Span:
+    return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+
+
+def _unit_start(instant: datetime, unit: str) -> datetime:
+    """The start of the calendar ``unit`` holding ``instant`` (weeks start on Monday)."""
+    day = instant.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "week":
+        return day - timedelta(days=day.weekday())
+    if unit == "month":
+        return day.replace(day=1)
+    if unit == "year":
+        return day.replace(month=1, day=1)
+    return day
+
+
+def _unit(instant: datetime, unit: str) -> _Span:
+    start = _unit_start(instant, unit)
+    return start, start + _UNITS[unit]
+
+
+def _season_start(year: int, season: str) -> datetime:
+    return datetime(year, _SEASONS[season], 1, tzinfo=UTC)
+
+
+def _latest_season(reference: datetime, season: str, *, before_current: bool) -> _Span:
+    """The latest ``season`` begun by ``reference``; with ``before_current``, the latest one
+    before the occurrence of that season the reference is in (if it is in one)."""
+    start = _season_start(reference.year, season)
+    while start > reference:
+        start -= relativedelta(years=1)
+    if before_current and reference < start + relativedelta(months=3):
+        start -= relativedelta(years=1)
+    return start, start + relativedelta(months=3)
+
+
+def _number(text: str) -> int:
+    text = " ".join(text.lower().split())
+    return int(text) if text.isdigit() else _NUMBERS[text]
+
+
+def _latest_day(reference: datetime, month: int, day: int) -> _Span | None:
+    """The latest ``day`` of ``month`` not after the reference's day."""
+    for year in (reference.year, reference.year - 1):
+        span = _day(year, month, day)
+        if span is not None and span[0] <= reference:
+            return span
+    # 29 February: the latest leap year's.
+    year = reference.year - 1
+    while (span := _day(year, month, day)) is None and year > reference.year - 8:
+        year -= 1
+    return span
+
+
+def _named_month(reference: datetime, month: int, which: str) -> _Span:
+    """``this`` May: the reference year's; ``last`` May: the latest before the reference's
+    month; ``in`` May: the latest begun by the reference."""
+    if which == "this":
+        return _month(reference.year, month)
+    year = reference.year if month <= reference.month else reference.year - 1
+    if which == "last" and month == reference.month:
+        year -= 1
+    return _month(year, month)
+
+
+def _season_of(match: re.Match[str], reference: datetime) -> _Span:
+    season = match["season"].lower()
+    if match["year"]:
+        start = _season_start(int(match["year"]), season)
+        return start, start + relativedelta(months=3)
+    which = match["which"].lower()
+    return _latest_season(reference, season, before_current=which in ("last", "past"))
+
+
+def _relative_unit(match: re.Match[str], reference: datetime) -> _Span:
+    unit = match["unit"].lower()
+    shift = relativedelta() if match["which"].lower() == "this" else -_UNITS[unit]
+    return _unit(reference + shift, unit)
+
+
+def _ago(match: re.Match[str], reference: datetime) -> _Span:
+    unit = match["unit"].lower()
+    return _unit(reference - _UNITS[unit] * _number(match["count"]), unit)
+
+
+def _past(match: re.Match[str], reference: datetime) -> _Span:
+    unit = match["unit"].lower()
+    return reference - _UNITS[unit] * _number(match["count"]), reference
+
+
+def _month_of(match: re.Match[str], reference: datetime) -> _Span:
+    month = _MONTHS[match["month"].lower()]
+    return _named_month(reference, month, match["which"].lower())
+
+
+Resolver = Callable[[re.Match[str], datetime], _Span | None]
+
+#: (pattern, resolver): every pattern is tried; the first match in the text wins, the
+#: longest where two overlap ("in May 2023" over "in May").
+_TABLE: tuple[tuple[str, Resolver], ...] = (
+    (
+        r"\b(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)\b",
+        lambda m, _r: _day(int(m["year"]), int(m["month"]), int(m["day"])),
+    ),
+    (
+        rf"\b(?:on\s+)?(?:the\s+)?{_DAY}(?:\s+of)?\s+(?P<month>{_ANY_MONTH})\.?,?\s+"
+        rf"(?P<year>{_YEAR})\b",
+        lambda m, _r: _day(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"])),
+    ),
+    (
+        rf"\b(?:on\s+)?(?P<month>{_ANY_MONTH})\.?\s+{_DAY},?\s+(?P<year>{_YEAR})\b",
+        lambda m, _r: _day(int(m["year"]), _MONTHS[m["month"].lower()], int(m["day"])),
+    ),
+    (
+        rf"\b(?:on\s+)?(?:the\s+)?{_DAY}(?:\s+of)?\s+(?P<month>{_ANY_MONTH})\b",
+        lambda m, r: _latest_day(r, _MONTHS[m["month"].lower()], int(m["day"])),
+    ),
+    (
+        rf"\b(?:on\s+)?(?P<month>{_ANY_MONTH})\.?\s+{_DAY}\b",
+        lambda m, r: _latest_day(r, _MONTHS[m["month"].lower()], int(m["day"])),
+    ),
+    (
+        rf"\b(?:(?:in|during)\s+)?(?P<month>{_ANY_MONTH})\.?,?\s+(?:of\s+)?(?P<year>{_YEAR})\b",
+        lambda m, _r: _month(int(m["year"]), _MONTHS[m["month"].lower()]),
+    ),
+    (rf"\b(?P<which>last|this|in|during)\s+(?P<month>{_FULL_MONTH})\b", _month_of),
+    (
+        rf"\b(?:(?:in|during)\s+)?(?:the\s+year\s+)?(?P<year>{_YEAR})\b",
+        lambda m, _r: _year(int(m["year"])),
+    ),
+    (
+        rf"\b(?:(?:in|during)\s+)?(?:the\s+)?(?P<season>{_SEASON})\s+(?:of\s+)?(?P<year>{_YEAR})\b",
+        _season_of,
+    ),
+    (
+        rf"\b(?P<which>last|this|(?:in|during|over)(?:\s+the)?|past)\s+(?P<season>{_SEASON})\b"
+        r"(?P<year>)",
+        _season_of,
+    ),
+    (r"\bthe\s+day\s+before\s+yesterday\b", lambda _m, r: _unit(r - timedelta(days=2), "day")),
+    (r"\byesterday\b", lambda _m, r: _unit(r - timedelta(days=1), "day")),
+    (r"\btoday\b", lambda _m, r: _unit(r, "day")),
+    (rf"\b(?P<which>last|this|previous)\s+(?P<unit>{_UNIT})\b", _relative_unit),
+    (rf"\b(?P<count>{_NUMBER})\s+(?P<unit>{_UNIT})s?\s+ago\b", _ago),
+    (
+        rf"\b(?:(?:in|over|during)\s+)?the\s+(?:last|past)\s+(?P<count>{_NUMBER})\s+"
+        rf"(?P<unit>{_UNIT})s?\b",
+        _past,
+    ),
+)
+_RULES = tuple((re.compile(pattern, re.I), resolver) for pattern, resolver in _TABLE)
+
+
+def _first(text: str) -> tuple[re.Match[str], Resolver] | None:
+    found = [(match, resolver) for pattern, resolver in _RULES for match in pattern.finditer(text)]
+    if not found:
+        return None
+    earliest = min(match.start() for match, _ in found)
+    # The first expression, and of those overlapping it the longest ("in May 2023", not "in
+    # May"; "May 7, 2023", not "May 7").
+    first_end = min(match.end() for match, _ in found if match.start() == earliest)
+    overlapping = [(m, resolver) for m, resolver in found if m.start() < first_end]
+    return max(overlapping, key=lambda item: (item[0].end() - item[0].start(), -item[0].start()))
+
+
+def time_window(text: str, *, reference: datetime) -> TimeWindow | None:
+    """The window the first time expression of ``text`` names, relative to ``reference`` (an
+    aware instant), or None: no expression, one that names no real day, or a question about
+    the present ("currently", "now")."""
+    if _NOW.search(text):
+        return None
+    first = _first(text)
+    if first is None:
+        return None
+    match, resolver = first
+    reference = reference.astimezone(UTC)
+    span = resolver(match, reference)
+    if span is None:
+        return None
+    start, end = span
+    phrase = match.group(0)
+    bound = _BOUND.search(text, 0, match.start())
+    if bound is None:
+        return TimeWindow(start=start, end=end, phrase=phrase)
+    word = bound.group(1).lower()
+    phrase = f"{bound.group(1)} {phrase}"
+    if word == "since":
+        return TimeWindow(start=start, end=None, phrase=phrase)
+    if word == "after":
+        return TimeWindow(start=end, end=None, phrase=phrase)
+    if word in ("until", "till"):
+        return TimeWindow(start=None, end=end, phrase=phrase)
+    return TimeWindow(start=None, end=start, phrase=phrase)

@@ -1,0 +1,56 @@
+"""Of two live hits that say nearly the same thing, the later fact first.
+
+The change detector retires a stale memory only when its rules read the change ("works at
+Acme" → "works at Globex"). Where they do not ("is a big fan of pottery" → "took a break from
+pottery"), both stay live and the question's words decide which ranks first: often the older,
+which has had longer to be restated. Two live hits whose vectors are at least
+``MEMORY_RECALL_SAME_FACT_SIMILARITY`` apart in cosine are taken to speak of one thing, and
+the one that became true later is moved above the other, under the rule ``prefer_current``
+applies to two contested memories (a promoted memory never above an explicit one).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import numpy as np
+from django.conf import settings
+
+from apps.core.repos import heavy_read_memories
+from apps.memory.models import Memory
+from apps.memory.selectors.recall.results import RecallHit
+from apps.tenancy.models import Tenant
+
+
+def same_fact_pairs(
+    *, tenant: Tenant, subject_id: str, hits: Sequence[RecallHit]
+) -> set[frozenset[uuid.UUID]]:
+    """The pairs among the first ``MEMORY_RECALL_SAME_FACT_HEAD`` of ``hits`` (live and
+    embedded) whose vectors' cosine similarity is at least ``MEMORY_RECALL_SAME_FACT_SIMILARITY``
+    (above 1: none). Only the head: re-ordering within it never changes which memories are in
+    it."""
+    threshold = settings.MEMORY_RECALL_SAME_FACT_SIMILARITY
+    ids = [
+        hit.memory.pk
+        for hit in hits[: settings.MEMORY_RECALL_SAME_FACT_HEAD]
+        if hit.memory.superseded_by_id is None and hit.memory.embedded_at is not None
+    ]
+    if threshold > 1 or len(ids) < 2:
+        return set()
+    rows = list(
+        heavy_read_memories(
+            Memory.objects.filter(tenant_id=tenant.pk, subject_id=subject_id, pk__in=ids),
+            tenant_id=tenant.pk,
+            subject_id=subject_id,
+        )
+        .exclude(embedding__isnull=True)
+        .values_list("pk", "embedding")
+    )
+    if len(rows) < 2:
+        return set()
+    vectors = np.asarray([vector for _pk, vector in rows], dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.where(norms > 0, norms, 1.0)
+    similar = np.argwhere(np.triu(unit @ unit.T, k=1) >= threshold)
+    return {frozenset((rows[a][0], rows[b][0])) for a, b in similar}

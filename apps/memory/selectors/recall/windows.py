@@ -1,0 +1,86 @@
+"""A question's time words in recall: "where did Maria work last spring?" ranks the memories
+that held, or happened, last spring first. A preference, never a filter.
+
+The window comes from the question's text (:func:`apps.extraction.time_words.time_window`,
+relative to the recall's ``as_of``, else now). Recall then runs a second read restricted to
+the window, every version included (the fact that held last spring may have been superseded
+since), as a narrowing of the same guarded scope, so it ranks the window's rows exactly as the
+first read ranks the subject's; its best ``MEMORY_RECALL_TIME_WINDOW_FIRST`` hits come first,
+the first read's others follow, cut at ``limit``. A window no memory falls in leaves the first
+read as it was. Chosen on LoCoMo's dev split, dated (docs/benchmarks/locomo.md, "Time words
+in questions").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Q
+
+from apps.core.db.filters import RecordFilter
+from apps.extraction.time_words import TimeWindow
+from apps.memory.selectors.recall.results import RecallResult
+
+
+def window_rows(window: TimeWindow) -> Q:
+    """The memories the window covers: what happened or began in it (``occurred_at`` or
+    ``valid_from`` in it), and a fact that has ended whose validity overlaps it (``valid_from``
+    < end and ``valid_to`` > start: the job that was replaced since). A fact still valid that
+    began before the window is not taken as being about it: for a memory of an event, "valid
+    since" only means "happened before", and every earlier event would count. A row true at no
+    time (a correction's empty interval) is never taken."""
+    happened = Q()
+    began = Q()
+    ended = Q(valid_to__isnull=False, valid_to__gt=F("valid_from"))
+    if window.start is not None:
+        happened &= Q(occurred_at__gte=window.start)
+        began &= Q(valid_from__gte=window.start)
+        ended &= Q(valid_to__gt=window.start)
+    if window.end is not None:
+        happened &= Q(occurred_at__lt=window.end)
+        began &= Q(valid_from__lt=window.end)
+        ended &= Q(valid_from__lt=window.end)
+    true_sometime = Q(valid_to__isnull=True) | Q(valid_to__gt=F("valid_from"))
+    return ((happened | began) & true_sometime) | ended
+
+
+def window_narrowing(window: TimeWindow, narrowing: RecordFilter | None) -> RecordFilter:
+    """The caller's own ``narrowing`` (tags, metadata), further narrowed to the window."""
+    rows = window_rows(window)
+    if narrowing is None:
+        return RecordFilter(q=rows, raw={})
+    return RecordFilter(q=narrowing.q & rows, raw=narrowing.raw)
+
+
+def prefer_window(result: RecallResult, within: RecallResult, limit: int) -> RecallResult:
+    """``within``'s best ``MEMORY_RECALL_TIME_WINDOW_FIRST`` hits (the window's read, ranked
+    as usual) first, then ``result``'s others in their order, ``limit`` in all. Nothing in
+    the window: ``result`` untouched. A hit ``within`` brings carries the window read's score
+    (scores compare within one read)."""
+    first = within.results[: settings.MEMORY_RECALL_TIME_WINDOW_FIRST]
+    if not first:
+        return result
+    preferred = {hit.memory.pk for hit in first}
+    hits = [*first, *(hit for hit in result.results if hit.memory.pk not in preferred)]
+    result.results = hits[:limit]
+    result.meta["total_count"] = len(result.results)
+    result.meta["underfilled"] = len(result.results) < limit
+    return result
+
+
+def window_meta(window: TimeWindow | None, preferred: int) -> dict[str, Any] | None:
+    """``meta.time_window``: the window's ends (ISO 8601, null when open), the words it came
+    from, and how many hits were ranked first for it."""
+    if window is None:
+        return None
+    return {
+        "start": None if window.start is None else _text(window.start),
+        "end": None if window.end is None else _text(window.end),
+        "phrase": window.phrase,
+        "preferred": preferred,
+    }
+
+
+def _text(value: Any) -> str:
+    return str(value.isoformat().replace("+00:00", "Z"))
