@@ -7,7 +7,7 @@ import threading
 from typing import TypedDict
 
 import pytest
-from engram_client import Engram
+from engram_client import AsyncEngram, Engram
 from engram_client.langgraph import EngramStore, item_tags, namespace_tag
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import (
@@ -16,6 +16,7 @@ from langgraph.store.base import (
     Item,
     ListNamespacesOp,
     MatchCondition,
+    PutOp,
 )
 
 from apps.memory.models import Memory as MemoryRow
@@ -259,3 +260,31 @@ def test_long_namespaces_are_tagged_by_digest_and_still_found(make_store):
     assert namespace_tag(namespace).startswith("lg#")
     assert [item.key for item in store.search((namespace[0],))] == ["k"]
     assert store.get(namespace, "k") is not None
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_abatch_never_has_more_than_max_concurrency_requests_in_flight(
+    settings, live_server, agent_key, concurrency
+):
+    # The server refuses the agent's request past the cap, and this client never retries: any
+    # moment with more than `concurrency` of the batch's requests in flight fails the batch.
+    settings.SUBJECT_MAX_IN_FLIGHT = concurrency
+    puts = [PutOp(("bounded",), f"item-{n}", {"text": f"fact {n}"}) for n in range(12)]
+
+    async def scenario() -> None:
+        async with AsyncEngram(live_server.url, agent_key, max_retries=0) as client:
+            store = EngramStore(
+                live_server.url, agent_key, async_client=client, max_concurrency=concurrency
+            )
+            try:
+                await store.abatch(puts)
+            finally:
+                store.close()
+
+    asyncio.run(scenario())
+    assert MemoryRow.objects.filter(tags__contains=[namespace_tag(("bounded",))]).count() == 12
+
+
+def test_max_concurrency_must_allow_a_request():
+    with pytest.raises(ValueError, match="max_concurrency"):
+        EngramStore("http://127.0.0.1:1", "key", max_concurrency=0)

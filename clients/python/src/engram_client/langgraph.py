@@ -90,6 +90,9 @@ MAX_NAMESPACE_DEPTH = TAGS_MAX - FIXED_TAGS - 1
 #: Engram's largest recall: a query search returns at most this many items (offset included).
 DEFAULT_SEARCH_POOL = 100
 DEFAULT_TEXT_MAX_CHARS = 8_000
+#: Requests one ``abatch`` has in flight at once: the server's default per-agent in-flight cap
+#: (docs/operators.md, "Requests in flight"), past which it answers 429 and the request retries.
+DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_TEXT_FIELDS = ("text", "content", "memory")
 #: How many live memories of one key a put reads: one normally; more only after two first
 #: puts of the key raced, and the put then forgets the extra copies.
@@ -219,6 +222,7 @@ class EngramStore(BaseStore):
         "_owned",
         "index_config",
         "index_fields",
+        "max_concurrency",
         "project_id",
         "search_mode",
         "search_pool",
@@ -238,7 +242,10 @@ class EngramStore(BaseStore):
         search_mode: Literal["semantic", "keyword", "hybrid"] | None = None,
         search_pool: int = DEFAULT_SEARCH_POOL,
         text_max_chars: int = DEFAULT_TEXT_MAX_CHARS,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     ) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
         template = client or async_client
         if template is not None:
             base_url = base_url or template.options.base_url
@@ -259,6 +266,7 @@ class EngramStore(BaseStore):
         self.search_mode = search_mode
         self.search_pool = search_pool
         self.text_max_chars = text_max_chars
+        self.max_concurrency = max_concurrency
 
     # ------------------------------------------------------------------------- lifecycle
 
@@ -306,14 +314,22 @@ class EngramStore(BaseStore):
 
     @override
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """``batch``, with the reads sent concurrently and then the writes (one per item)."""
+        """``batch``, with the reads sent concurrently and then the writes (one per item), at
+        most ``max_concurrency`` requests at a time."""
         reads, writes, results = _plan(ops)
         read_steps = [(index, self._step(op)) for index, op in reads]
         write_steps = [self._step(op) for op in writes]
-        answers = await asyncio.gather(*(self._arun(step) for _index, step in read_steps))
+        # Created here: a semaphore belongs to the loop that runs this batch.
+        slots = asyncio.Semaphore(self.max_concurrency)
+
+        async def bounded(step: Step) -> Any:
+            async with slots:
+                return await self._arun(step)
+
+        answers = await asyncio.gather(*(bounded(step) for _index, step in read_steps))
         for (index, _step), answer in zip(read_steps, answers, strict=True):
             results[index] = answer
-        await asyncio.gather(*(self._arun(step) for step in write_steps))
+        await asyncio.gather(*(bounded(step) for step in write_steps))
         return results
 
     # ------------------------------------------------------------------------- driving
