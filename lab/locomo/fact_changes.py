@@ -50,7 +50,7 @@ from apps.tenancy.models import Tenant
 from apps.tenancy.services import tenant_create
 from lab.locomo.dataset import Conversation
 from lab.locomo.harness import EMBED_BATCH, EmbeddingCache, evaluation_tenant_remove
-from lab.locomo.promotion import session_datetime, session_key, turn_drafts
+from lab.locomo.promotion import replay_budget, session_datetime, session_key, turn_drafts
 
 DIRECT, PROMOTED = "direct", "promoted"
 CONDITIONS = (DIRECT, PROMOTED)
@@ -207,6 +207,11 @@ def build_direct(
 
 
 def build_promoted(*, tenant: Tenant, subject_id: str, conversation: Conversation) -> None:
+    with replay_budget():
+        _promote_sessions(tenant=tenant, subject_id=subject_id, conversation=conversation)
+
+
+def _promote_sessions(*, tenant: Tenant, subject_id: str, conversation: Conversation) -> None:
     from config.celery import app
 
     eager = app.conf.task_always_eager

@@ -21,12 +21,14 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
+from django.test import override_settings
 
 from apps.memory.models import (
     Memory,
@@ -240,10 +242,35 @@ def _observation_drafts(conversation: Conversation) -> list[MemoryDraft]:
     return drafts
 
 
+# Promotions one replay may request in an hour: more than a conversation has sessions.
+REPLAY_BUDGET_PER_HOUR = 100_000
+
+
+@contextmanager
+def replay_budget() -> Iterator[None]:
+    """Lift the hourly promotion budgets for a replay: a conversation's months of sessions are
+    promoted here within seconds, and the budgets bound how fast a client may ask, not what
+    promotion keeps."""
+    with override_settings(
+        PROMOTION_BUDGET_PER_HOUR=REPLAY_BUDGET_PER_HOUR,
+        PROMOTION_SUBJECT_BUDGET_PER_HOUR=REPLAY_BUDGET_PER_HOUR,
+    ):
+        yield
+
+
 def _promote(
     *, tenant: Tenant, subject_id: str, conversation: Conversation, stats: PromotionStats
 ) -> int:
     """Every session through the session tier and promotion; returns live promoted rows."""
+    with replay_budget():
+        return _promote_sessions(
+            tenant=tenant, subject_id=subject_id, conversation=conversation, stats=stats
+        )
+
+
+def _promote_sessions(
+    *, tenant: Tenant, subject_id: str, conversation: Conversation, stats: PromotionStats
+) -> int:
     from config.celery import app
 
     eager = app.conf.task_always_eager

@@ -177,3 +177,13 @@ def test_locomo_needs_a_path_and_the_deployment_compiler(tmp_path, tiny_path):
     with pytest.raises(CommandError, match="unknown conversations: conv-zz"):
         _run("--path", str(tiny_path), "--conversations", "conv-zz")
     assert Tenant.objects.filter(slug__startswith="promotion-eval-locomo").count() == 0
+
+
+def test_the_replay_is_not_stopped_by_the_hourly_promotion_budgets(settings, tiny_path):
+    # A conversation's sessions are replayed within seconds: the budgets, which bound how fast
+    # a client asks, would otherwise refuse the replay's later sessions.
+    settings.PROMOTION_BUDGET_PER_HOUR = 0
+    settings.PROMOTION_SUBJECT_BUDGET_PER_HOUR = 0
+    data = _run("--path", str(tiny_path), "--stores", "promoted")
+    assert data["promotion"]["jobs"] == {"completed": 1}
+    assert data["all"]["promoted"]["memories"] == 2
