@@ -28,7 +28,6 @@ from typing_extensions import override
 
 from apps.core.db.transactions import unit_of_work
 from apps.core.exceptions import PermissionDenied
-from apps.core.fair_share import subject_fair_share_turn
 from apps.core.in_flight import subject_in_flight_slot
 from apps.core.rate_limits import RateBucket, enforce_rate_limit
 from apps.tenancy.exceptions import (
@@ -121,16 +120,14 @@ class TenantApi(APIView):
         self.charge_rate_limit(request)
 
     def hold_in_flight_slot(self) -> None:
-        """Take one of the caller's (tenant, subject) in-flight slots, then its turn among the
-        subjects this process serves, until the view returns: past ``SUBJECT_MAX_IN_FLIGHT``
-        (or after waiting too long for its turn) the request is 429
+        """Take one of the caller's (tenant, subject) in-flight slots until the view
+        returns: past ``SUBJECT_MAX_IN_FLIGHT`` the request is 429
         `too_many_requests_in_flight` and does nothing (nor counts in its rate-limit bucket)."""
         slot = ExitStack()
+        slot.enter_context(
+            subject_in_flight_slot(tenant_id=self.scope.tenant.pk, subject_id=self.scope.subject_id)
+        )
         self._in_flight = slot
-        tenant_id, subject_id = self.scope.tenant.pk, self.scope.subject_id
-        slot.enter_context(subject_in_flight_slot(tenant_id=tenant_id, subject_id=subject_id))
-        # Then its turn among this process's subjects: held until the view returns.
-        slot.enter_context(subject_fair_share_turn(tenant_id=tenant_id, subject_id=subject_id))
 
     @classmethod
     def rate_bucket_for(cls, method: str) -> RateBucket | None:

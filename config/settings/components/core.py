@@ -18,12 +18,6 @@ SUBJECT_MAX_IN_FLIGHT = env.int("ENGRAM_SUBJECT_MAX_IN_FLIGHT", default=4)
 # How many web processes serve requests: config/gunicorn.py sets it in each. Without a shared
 # cache each process holds its share of the cap above.
 WEB_PROCESSES = env.int("ENGRAM_WEB_PROCESSES", default=1)
-# Inside one web process, while several subjects have been served within the window, each runs
-# at most its share of the process's cores at a time (apps/core/fair_share.py); its next request
-# waits for one of its own to end, up to the wait, then is 429 `too_many_requests_in_flight`.
-SUBJECT_FAIR_SHARE = env.bool("ENGRAM_SUBJECT_FAIR_SHARE", default=True)
-SUBJECT_ACTIVE_WINDOW_SECONDS = env.float("ENGRAM_SUBJECT_ACTIVE_WINDOW_SECONDS", default=2.0)
-SUBJECT_FAIR_SHARE_WAIT_SECONDS = env.float("ENGRAM_SUBJECT_FAIR_SHARE_WAIT_SECONDS", default=10.0)
 
 # Retry-After on the 503 `database_unavailable` a request gets while the database is down.
 DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
