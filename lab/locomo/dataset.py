@@ -278,7 +278,8 @@ def turn_metadata(conversation: Conversation, session: Session, turn: Turn) -> d
 
 def unthreaded_specs(conversation: Conversation) -> list[MemorySpec]:
     """Every turn as :func:`client_specs` writes it, but with only its dia_id and session date
-    in metadata: no session key, so the service derives no neighbours for it."""
+    in metadata: no session key. The service infers the conversation from the order of the
+    writes (docs/memory.md, "Derived context")."""
     return [
         MemorySpec(
             text=turn_text(turn),

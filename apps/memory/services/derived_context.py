@@ -14,10 +14,20 @@ memories on each side of it in the session. Any memory whose metadata carries a 
 It is bounded (``MEMORY_DERIVED_CONTEXT_MAX_CHARS``, each neighbour cut to
 ``MEMORY_DERIVED_CONTEXT_NEIGHBOUR_MAX_CHARS``). A memory the client gave a ``context`` keeps
 exactly that and gets no derived context (the client said how to situate it); it still serves
-as a neighbour of the others. Memories without a session key are not linked to anything: a
-batch of unrelated facts must not index each other's words. Promoted memories are facts
-distilled from a session and are not threaded either. ``MEMORY_DERIVED_CONTEXT_ENABLED``
-(``ENGRAM_MEMORY_DERIVED_CONTEXT``) off: new writes get none (existing rows keep theirs).
+as a neighbour of the others. Memories without a session key that are not conversation turns
+are not linked to anything: a batch of unrelated facts must not index each other's words.
+Promoted memories are facts distilled from a session and are not threaded either.
+
+A conversation turn written without a session key still has neighbours: the turns its agent
+wrote just before and after it. A memory shaped like a turn (``"Speaker: text"``, see
+:func:`is_turn`) continues the conversation of the subject's previous write when that write
+was a turn too, in the same project partition, at most ``MEMORY_IMPLICIT_THREAD_GAP_SECONDS``
+apart in ``occurred_at``, and on the same date where both carry one in metadata; otherwise it
+starts a new conversation (``context_thread`` ``"turns:<id>"``). A live agent's sessions are
+told apart by the pauses between them, a replayed history by the times or dates it sends.
+``MEMORY_IMPLICIT_THREADS`` (``ENGRAM_MEMORY_IMPLICIT_THREADS``) off: such turns stay unlinked.
+``MEMORY_DERIVED_CONTEXT_ENABLED`` (``ENGRAM_MEMORY_DERIVED_CONTEXT``) off: new writes get none
+(existing rows keep theirs).
 
 Every change to a session keeps its neighbours right: a write appends and refreshes the
 memories before it, a supersede puts the new version in the old one's place (the old
@@ -28,6 +38,7 @@ caller's transaction with the subject's scope lock held, so positions cannot rac
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
@@ -44,6 +55,14 @@ THREAD_KEYS = ("session_id", "session", "thread_id", "conversation_id")
 #: Metadata keys that may carry the session's date (ISO 8601).
 DATE_KEYS = ("session_date", "date")
 _FIELDS = ("id", "text", "context", "derived_context", "metadata", "source", "thread_seq")
+#: The thread key prefix of a conversation the service inferred (no session key was sent);
+#: never a prefix of a client's key, which always starts with one of ``THREAD_KEYS``.
+IMPLICIT_THREAD_PREFIX = "turns:"
+#: A conversation turn: a short speaker label (one to three words, or a chat role) and a colon.
+_TURN = re.compile(
+    r"\s*(?:[A-Z][\w'’.-]{0,30}(?: [A-Z][\w'’.-]{0,30}){0,2}|(?i:user|assistant|human|ai|bot))"
+    r"\s?:\s+\S"
+)
 
 ThreadRef = tuple[uuid.UUID | None, str]
 
@@ -60,6 +79,12 @@ def thread_key(metadata: Mapping[str, Any]) -> str:
     return ""
 
 
+def is_turn(text: str) -> bool:
+    """Whether ``text`` reads as one conversation turn: ``"Caroline: I went to the group."``,
+    ``"user: remind me at 5"``."""
+    return _TURN.match(text) is not None
+
+
 def _parse_date(value: object) -> date | None:
     if not isinstance(value, str) or not value.strip():
         return None
@@ -69,13 +94,19 @@ def _parse_date(value: object) -> date | None:
         return None
 
 
-def date_words(metadata: Mapping[str, Any]) -> str:
-    """The date the metadata carries, as words a question would use ("8 May 2023"), or ``""``."""
+def metadata_date(metadata: Mapping[str, Any]) -> date | None:
+    """The date the metadata carries (``session_date`` or ``date``, ISO 8601), if any."""
     for key in DATE_KEYS:
         day = _parse_date(metadata.get(key))
         if day is not None:
-            return f"{day.day} {day:%B %Y}"
-    return ""
+            return day
+    return None
+
+
+def date_words(metadata: Mapping[str, Any]) -> str:
+    """The date the metadata carries, as words a question would use ("8 May 2023"), or ``""``."""
+    day = metadata_date(metadata)
+    return f"{day.day} {day:%B %Y}" if day is not None else ""
 
 
 def derives(memory: Memory) -> bool:
@@ -130,6 +161,9 @@ def thread_new_memories(
         memory.context_thread = (
             thread_key(memory.metadata or {}) if memory.source == MemorySource.EXPLICIT else ""
         )
+    if settings.MEMORY_IMPLICIT_THREADS:
+        _continue_conversations(tenant=tenant, subject_id=subject_id, memories=memories)
+    for memory in memories:
         if memory.context_thread:
             threads.setdefault((memory.project_id, memory.context_thread), []).append(memory)
         else:
@@ -152,6 +186,72 @@ def thread_new_memories(
                 memory.derived_context = derived
                 changed.append(memory)
     return changed
+
+
+def takes_place_of(new: Memory, old: Memory) -> bool:
+    """Whether ``new``, superseding ``old``, takes ``old``'s place in its session: it is an
+    explicit memory of the same project partition that names the same session, or a turn
+    without a session key replacing a turn of an inferred conversation."""
+    if not old.context_thread or new.source != MemorySource.EXPLICIT:
+        return False
+    if new.project_id != old.project_id:
+        return False
+    key = thread_key(new.metadata or {})
+    if old.context_thread.startswith(IMPLICIT_THREAD_PREFIX):
+        return not key and is_turn(new.text)
+    return key == old.context_thread
+
+
+def _implicit_turn(memory: Memory) -> bool:
+    return (
+        memory.source == MemorySource.EXPLICIT
+        and not memory.context_thread
+        and is_turn(memory.text)
+    )
+
+
+def _same_conversation(previous: Memory, memory: Memory) -> bool:
+    """Whether ``memory`` continues the inferred conversation ``previous`` belongs to."""
+    if not previous.context_thread.startswith(IMPLICIT_THREAD_PREFIX):
+        return False
+    if previous.project_id != memory.project_id:
+        return False
+    pause = abs((memory.occurred_at - previous.occurred_at).total_seconds())
+    if pause > settings.MEMORY_IMPLICIT_THREAD_GAP_SECONDS:
+        return False
+    day, previous_day = metadata_date(memory.metadata or {}), metadata_date(previous.metadata or {})
+    return day is None or previous_day is None or day == previous_day
+
+
+def _last_explicit_write(tenant: Tenant, subject_id: str, project_id: uuid.UUID | None) -> Any:
+    partition = Q(project__isnull=True) if project_id is None else Q(project_id=project_id)
+    return (
+        Memory.objects.filter(
+            partition, tenant=tenant, subject_id=subject_id, source=MemorySource.EXPLICIT
+        )
+        .only("id", "context_thread", "project_id", "occurred_at", "metadata")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def _continue_conversations(*, tenant: Tenant, subject_id: str, memories: Sequence[Memory]) -> None:
+    """Give each turn written without a session key the inferred conversation of the write
+    before it in its project partition (this batch's, else the subject's last), or a new one."""
+    previous: dict[uuid.UUID | None, Memory | None] = {}
+    for memory in memories:
+        partition = memory.project_id
+        if _implicit_turn(memory):
+            if partition not in previous:  # read only when a turn needs it
+                previous[partition] = _last_explicit_write(tenant, subject_id, partition)
+            before = previous[partition]
+            memory.context_thread = (
+                before.context_thread
+                if before is not None and _same_conversation(before, memory)
+                else f"{IMPLICIT_THREAD_PREFIX}{memory.pk.hex}"
+            )
+        if memory.source == MemorySource.EXPLICIT:
+            previous[partition] = memory
 
 
 def refresh_threads(

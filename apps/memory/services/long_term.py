@@ -20,9 +20,9 @@ from apps.memory.exceptions import (
     MemoryErrorCode,
     MemoryNotFound,
 )
-from apps.memory.models import Memory, MemorySource, SupersedeReason
+from apps.memory.models import Memory, SupersedeReason
 from apps.memory.services.changes import memory_detect_changes
-from apps.memory.services.derived_context import ThreadRef, refresh_threads, thread_key
+from apps.memory.services.derived_context import ThreadRef, refresh_threads, takes_place_of
 from apps.memory.services.rows import (
     MemoryDraft,
     memory_admit,
@@ -129,12 +129,7 @@ def memory_supersede(
         memory_admit_supersede(tenant=tenant, subject_id=subject_id)
         new = memory_build(tenant=tenant, subject_id=subject_id, draft=draft)
         new.supersedes, new.supersede_reason = [old.pk], SupersedeReason.EXPLICIT
-        same_place = (
-            old.context_thread != ""
-            and new.source == MemorySource.EXPLICIT
-            and new.project_id == old.project_id
-            and thread_key(new.metadata) == old.context_thread
-        )
+        same_place = takes_place_of(new, old)
         if same_place:
             # The new version takes the old one's place in its session.
             new.context_thread, new.thread_seq = old.context_thread, old.thread_seq

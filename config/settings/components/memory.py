@@ -15,6 +15,13 @@ MEMORY_DERIVED_CONTEXT_ENABLED = env.bool("ENGRAM_MEMORY_DERIVED_CONTEXT", defau
 MEMORY_DERIVED_CONTEXT_NEIGHBOURS = env.int("ENGRAM_MEMORY_DERIVED_CONTEXT_NEIGHBOURS", default=2)
 MEMORY_DERIVED_CONTEXT_NEIGHBOUR_MAX_CHARS = 400
 MEMORY_DERIVED_CONTEXT_MAX_CHARS = 2_000
+# Conversation turns written without a session key ("Speaker: text") are threaded by the
+# service: a turn continues the subject's previous write when that was a turn at most this far
+# apart in occurred_at (a pause longer than this starts a new conversation).
+MEMORY_IMPLICIT_THREADS = env.bool("ENGRAM_MEMORY_IMPLICIT_THREADS", default=True)
+MEMORY_IMPLICIT_THREAD_GAP_SECONDS = env.int(
+    "ENGRAM_MEMORY_IMPLICIT_THREAD_GAP_SECONDS", default=30 * 60
+)
 # Facts that change (apps/memory/services/changes.py): a write that states a new value for an
 # attribute a live memory holds (employer, city, diet, a setting) retires the older memory or
 # flags both; the detector reads at most this many of the subject's memories per claim.

@@ -1,5 +1,7 @@
 """Retrieval context the service derives from a memory's neighbours in its session."""
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from apps.memory.models import Memory, MemorySource
@@ -13,6 +15,7 @@ from apps.memory.services import (
     memory_remember,
     memory_supersede,
 )
+from apps.memory.services.derived_context import IMPLICIT_THREAD_PREFIX, is_turn
 from tests.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -194,3 +197,126 @@ def test_switched_off_nothing_is_derived(tenant, settings):
 
     assert _derived(memories) == ["", ""]
     assert {m.context_thread for m in Memory.objects.filter(tenant=tenant)} == {""}
+
+
+def _bare_turns(texts, **extra):
+    """Turns as a client writes them without a session key: text and nothing else."""
+    return [MemoryDraft(text=text, **extra) for text in texts]
+
+
+@pytest.mark.parametrize(
+    ("text", "turn"),
+    [
+        ("Caroline: I went to the support group.", True),
+        ("Mary Ann Smith: yes, last Tuesday!", True),
+        ("user: remind me at 5", True),
+        ("Assistant: done.", True),
+        ("prefers dark mode", False),
+        ("the plan: ship on Friday", False),
+        ("Caroline:no space after the colon", False),
+        ("One Two Three Four: too long a label", False),
+    ],
+)
+def test_a_turn_is_a_short_speaker_label_and_a_colon(text, turn):
+    assert is_turn(text) is turn
+
+
+def test_turns_without_a_session_key_written_in_one_batch_are_one_conversation(tenant):
+    texts = ["A: t1", "B: t2", "A: t3", "B: t4"]
+    memories = memory_create_many(tenant=tenant, subject_id="a", drafts=_bare_turns(texts))
+
+    derived = [_lines(d) for d in _derived(memories)]
+    assert derived[0] == ["B: t2", "A: t3"]
+    assert derived[1] == ["A: t1", "A: t3", "B: t4"]
+    threads = {m.context_thread for m in Memory.objects.filter(tenant=tenant)}
+    assert len(threads) == 1
+    assert threads.pop().startswith(IMPLICIT_THREAD_PREFIX)
+
+
+def test_single_turns_continue_the_conversation_of_the_subjects_last_write(tenant):
+    written = [
+        memory_remember(tenant=tenant, subject_id="a", draft=draft)
+        for draft in _bare_turns(["user: first", "assistant: second", "user: third"])
+    ]
+
+    derived = [_lines(d) for d in _derived(written)]
+    assert derived[0] == ["assistant: second", "user: third"]
+    assert derived[2] == ["user: first", "assistant: second"]
+
+
+def test_a_pause_a_new_date_or_a_fact_in_between_starts_a_new_conversation(tenant, settings):
+    settings.MEMORY_IMPLICIT_THREAD_GAP_SECONDS = 1800
+    start = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+    drafts = [
+        MemoryDraft(text="A: morning", occurred_at=start),
+        MemoryDraft(text="B: morning reply", occurred_at=start + timedelta(minutes=20)),
+        # An hour's pause.
+        MemoryDraft(text="A: evening", occurred_at=start + timedelta(hours=2)),
+        MemoryDraft(text="B: evening reply", occurred_at=start + timedelta(hours=2)),
+        # A fact between two turns ends the conversation.
+        MemoryDraft(text="likes green tea", occurred_at=start + timedelta(hours=2)),
+        MemoryDraft(
+            text="A: after the fact",
+            metadata={"date": "2025-03-01"},
+            occurred_at=start + timedelta(hours=2),
+        ),
+        # The client's metadata says another day.
+        MemoryDraft(
+            text="B: next day",
+            metadata={"date": "2025-03-02"},
+            occurred_at=start + timedelta(hours=2),
+        ),
+    ]
+    memories = memory_create_many(tenant=tenant, subject_id="a", drafts=drafts)
+
+    rows = {m.pk: m for m in Memory.objects.filter(tenant=tenant)}
+    threads = [rows[m.pk].context_thread for m in memories]
+    assert threads[0] == threads[1]
+    assert threads[2] == threads[3]
+    assert threads[4] == ""
+    assert len({threads[0], threads[2], threads[5], threads[6]}) == 4
+    assert _derived(memories[:4]) == [
+        "B: morning reply",
+        "A: morning",
+        "B: evening reply",
+        "A: evening",
+    ]
+
+
+def test_inferred_conversations_stay_inside_their_subject_and_project(tenant, other_tenant):
+    project = ProjectFactory.create(tenant=tenant)
+    memory_create_many(tenant=tenant, subject_id="b", drafts=_bare_turns(["A: other subject"]))
+    memory_create_many(tenant=other_tenant, subject_id="a", drafts=_bare_turns(["A: other tenant"]))
+    memory_create_many(
+        tenant=tenant,
+        subject_id="a",
+        drafts=_bare_turns(["A: other project"], project_id=project.pk),
+    )
+    mine = memory_create_many(tenant=tenant, subject_id="a", drafts=_bare_turns(["A: mine"]))
+
+    assert _derived(mine) == [""]
+
+
+def test_supersede_keeps_a_turns_place_in_its_inferred_conversation(tenant):
+    memories = memory_create_many(
+        tenant=tenant, subject_id="a", drafts=_bare_turns(["A: t1", "B: old", "A: t3"])
+    )
+
+    new = memory_supersede(
+        tenant=tenant, subject_id="a", memory_id=memories[1].pk, draft=MemoryDraft(text="B: new")
+    )
+
+    assert _derived([memories[0], new, memories[2]]) == [
+        "B: new\nA: t3",
+        "A: t1\nA: t3",
+        "A: t1\nB: new",
+    ]
+
+
+def test_inferred_conversations_switched_off_turns_stay_unlinked(tenant, settings):
+    settings.MEMORY_IMPLICIT_THREADS = False
+    memories = memory_create_many(
+        tenant=tenant, subject_id="a", drafts=_bare_turns(["A: 1", "B: 2"])
+    )
+
+    assert _derived(memories) == ["", ""]
