@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from apps.extraction.changes.text import word_set
+from apps.extraction.changes.text import shield_abbreviations, unshield, word_set
 
 _I = re.IGNORECASE
 
@@ -140,7 +140,7 @@ _LEADING = re.compile(r"^(?:(?:a|an|the|his|her|their|my|our|its|\w+'s|\w+’s|s
 
 def value_text(raw: str) -> str:
     """A value as read: cut where it ends, leading articles and possessives dropped."""
-    value = _VALUE_END.sub("", raw.strip())
+    value = unshield(_VALUE_END.sub("", shield_abbreviations(raw.strip())))
     return _LEADING.sub("", value).strip(" '\"’")
 
 

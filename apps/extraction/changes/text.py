@@ -72,6 +72,14 @@ _TEAM = re.compile(r"^(?:we|the team|our team)\b", _I)
 _USER = re.compile(r"^(?:the user|user)\b", _I)
 _NAME = re.compile(r"^(?P<name>[A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?![\w'’])")
 _CLAUSE = re.compile(r"\s+[-–—]\s+|;\s+|:\s+|,\s+(?=(?:but|so)\s)")
+#: A second predicate of the same subject: "Maria left the hospital and now works at Globex".
+#: Only before a verb the rules read, so "works as a nurse and midwife at …" stays whole.
+_SAME_SUBJECT = re.compile(
+    r",?\s+(?:and|but)\s+(?=(?:(?:now|then|also|currently|recently|later|since then)\s+)?"
+    r"(?:works|is working|lives|is living|moved|relocated|joined|started|began|got|quit|left|"
+    r"lost|retired|eats|stopped|switched|uses|became|married|adopted|has|is)\b)",
+    _I,
+)
 #: Reported speech and hearsay: the clause is someone else's claim, not the subject's.
 _REPORTED = re.compile(
     r"\b(?:said|says|told|tells|thinks|thought|heard|hears|mentioned|wonders|asked|asks)\b"
@@ -86,12 +94,24 @@ _ABBREVIATION = re.compile(
 )
 
 
+_SHIELDED_STOP = "\x01"
+
+
+def shield_abbreviations(text: str) -> str:
+    """``text`` with the full stops of abbreviations ("St. Luke's", "Dr. Lee") hidden, so a
+    rule that ends a sentence or a value at a full stop passes over them (see :func:`unshield`)."""
+    return _ABBREVIATION.sub(lambda match: match.group(0).replace(".", _SHIELDED_STOP), text)
+
+
+def unshield(text: str) -> str:
+    """The full stops :func:`shield_abbreviations` hid, back."""
+    return text.replace(_SHIELDED_STOP, ".")
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``: split after ``.``, ``!`` or ``?`` and at line breaks."""
-    protected = _ABBREVIATION.sub(lambda match: match.group(0).replace(".", "\x01"), text)
-    return [
-        part.strip().replace("\x01", ".") for part in _SENTENCE_END.split(protected) if part.strip()
-    ]
+    parts = _SENTENCE_END.split(shield_abbreviations(text))
+    return [unshield(part.strip()) for part in parts if part.strip()]
 
 
 #: The entity of the memory's writer when it names no speaker ("I work at Stripe").
@@ -167,7 +187,10 @@ def clauses(text: str) -> list[Clause]:
             if not part or _REPORTED.search(part):
                 continue
             subject = _subject(part, speaker)
-            if subject is not None:
-                entity, predicate = subject
-                found.append(Clause(entity=entity, predicate=predicate, text=part, sentence=number))
+            if subject is None:
+                continue
+            entity, predicate = subject
+            for index, piece in enumerate(_SAME_SUBJECT.split(predicate)):
+                text = part if index == 0 else piece
+                found.append(Clause(entity=entity, predicate=piece, text=text, sentence=number))
     return found

@@ -31,6 +31,21 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             "John lost his job at a mechanical engineering company.",
             [("john", "employer", "none"), ("john", "role", "none")],
         ),
+        (
+            "abbreviated_employer",
+            "Maria works as a nurse at St. Luke's hospital.",
+            [("maria", "role", "nurse"), ("maria", "employer", "st. luke's hospital")],
+        ),
+        (
+            "second_predicate_of_the_same_subject",
+            "Maria left the hospital and now works as a data analyst at Globex.",
+            [("maria", "role", "data analyst"), ("maria", "employer", "globex")],
+        ),
+        (
+            "a_role_and_another_noun_stay_one_predicate",
+            "Priya works as a nurse and midwife at Acme.",
+            [("priya", "role", "nurse"), ("priya", "employer", "acme")],
+        ),
         ("promoted", "Jo was promoted to team lead.", [("jo", "role", "team lead")]),
         ("lives_in", "The user lives in Lisbon.", [("user", "residence", "lisbon")]),
         ("moved_to", "Sam moved to New York in 2021.", [("sam", "residence", "new york")]),

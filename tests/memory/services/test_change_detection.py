@@ -12,6 +12,7 @@ from apps.memory.selectors import memory_recall
 from apps.memory.services import (
     MemoryDraft,
     memory_create_many,
+    memory_embed_pending,
     memory_remember,
     memory_supersede,
     promotion_persist,
@@ -51,6 +52,25 @@ def test_a_new_employer_retires_the_old_one_from_when_it_began(tenant):
     )
     assert [hit.memory.pk for hit in now.results] == [new.pk]
     assert [hit.memory.pk for hit in then.results] == [old.pk]
+
+
+def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
+    nurse = _write(tenant, "Maria works as a nurse at St. Luke's hospital.", MARCH)
+    _write(tenant, "Maria's favourite film is Arrival.", JUNE)
+    analyst = _write(
+        tenant, "Maria left the hospital and now works as a data analyst at Globex.", SEPTEMBER
+    )
+
+    nurse = _state(nurse)
+    assert (nurse.superseded_by_id, nurse.valid_to) == (analyst.pk, SEPTEMBER)
+    memory_embed_pending(memory_ids=[str(m.pk) for m in Memory.objects.filter(tenant=tenant)])
+    now = memory_recall(tenant=tenant, subject_id="a", query="Where does Maria work?")
+    then = memory_recall(tenant=tenant, subject_id="a", query="Where does Maria work?", as_of=JUNE)
+    assert now.results[0].memory.pk == analyst.pk
+    assert nurse.pk not in [hit.memory.pk for hit in now.results]
+    then_ids = [hit.memory.pk for hit in then.results]
+    assert nurse.pk in then_ids
+    assert analyst.pk not in then_ids
 
 
 @pytest.mark.parametrize(
