@@ -13,9 +13,12 @@ for a request.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
-from django.db import connections
+from django.db import connections, models
+
+Row = TypeVar("Row", bound=models.Model)
 
 #: The tables whose rows carry a vector and its model (an identifier from code, never input).
 MEMORY_TABLE = "memory_memory"
@@ -71,3 +74,33 @@ def embedding_model_counts(
             params,
         )
         return [(row[0], row[1], int(row[2])) for row in cursor.fetchall()]
+
+
+def oldest_of_other_models(
+    model_class: type[Row],
+    *,
+    tenant_id: uuid.UUID,
+    model: str,
+    fields: Sequence[str],
+    limit: int,
+    using: str,
+) -> list[Row]:
+    """The tenant's ``limit`` oldest embedded rows of ``model_class`` whose vector another
+    model than ``model`` made, with ``fields`` loaded: one range of the model index per stale
+    model, so a batch of the background migration costs the same at any table size."""
+    stale = [
+        other
+        for _tenant, other in embedding_model_pairs(
+            table=model_class._meta.db_table, using=using, tenant_id=tenant_id
+        )
+        if other != model
+    ]
+    rows: list[Row] = []
+    for other in stale:
+        rows += list(
+            model_class._default_manager.using(using)
+            .filter(tenant_id=tenant_id, embedding__isnull=False, embedding_model=other)
+            .order_by("created_at", "id")
+            .only("pk", "created_at", *fields)[:limit]
+        )
+    return sorted(rows, key=lambda row: (row.created_at, row.pk))[:limit]  # type: ignore[attr-defined]

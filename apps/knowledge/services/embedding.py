@@ -19,7 +19,7 @@ from django.db.models import Q, QuerySet
 
 from apps.core.db.on_commit import enqueue_on_commit
 from apps.core.db.routers import PRIMARY
-from apps.core.embedding_models import embedding_model_pairs
+from apps.core.embedding_models import oldest_of_other_models
 from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.knowledge.models import Article, ArticleStatus
@@ -200,22 +200,14 @@ def article_migrate_batch(
     cleared the vector and queued its own embedding. Raises ``EmbeddingsUnavailable`` with
     nothing written."""
     model = config.fingerprint
-    stale = [
-        other
-        for _tenant, other in embedding_model_pairs(
-            table=Article._meta.db_table, using=PRIMARY, tenant_id=tenant.pk
-        )
-        if other != model
-    ]
-    rows: list[Article] = []
-    for other in stale:
-        rows += list(
-            Article.objects.using(PRIMARY)
-            .filter(tenant=tenant, embedding__isnull=False, embedding_model=other)
-            .order_by("created_at", "id")
-            .only("pk", "title", "body", "version", "created_at")[:limit]
-        )
-    rows = sorted(rows, key=lambda row: (row.created_at, row.pk))[:limit]
+    rows = oldest_of_other_models(
+        Article,
+        tenant_id=tenant.pk,
+        model=model,
+        fields=["title", "body", "version"],
+        limit=limit,
+        using=PRIMARY,
+    )
     if not rows:
         return 0, 0
     vectors = embed_texts(

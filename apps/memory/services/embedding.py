@@ -38,7 +38,7 @@ from django.utils import timezone
 from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
 from apps.core.db.transactions import write_transaction
-from apps.core.embedding_models import embedding_model_pairs
+from apps.core.embedding_models import oldest_of_other_models
 from apps.core.embedding_writes import store_vectors
 from apps.core.telemetry import emit
 from apps.memory.models import EmbeddingWake, Memory
@@ -315,22 +315,9 @@ def memory_migrate_batch(*, tenant: Tenant, config: EmbeddingConfig, limit: int)
     ``EmbeddingsUnavailable`` with nothing written.
     """
     model = config.fingerprint
-    stale = [
-        other
-        for _tenant, other in embedding_model_pairs(
-            table=Memory._meta.db_table, using=PRIMARY, tenant_id=tenant.pk
-        )
-        if other != model
-    ]
-    rows: list[Memory] = []
-    for other in stale:
-        rows += list(
-            Memory.objects.using(PRIMARY)
-            .filter(tenant=tenant, embedding__isnull=False, embedding_model=other)
-            .order_by("created_at", "id")
-            .only("pk", "text", "created_at")[:limit]
-        )
-    rows = sorted(rows, key=lambda row: (row.created_at, row.pk))[:limit]
+    rows = oldest_of_other_models(
+        Memory, tenant_id=tenant.pk, model=model, fields=["text"], limit=limit, using=PRIMARY
+    )
     if not rows:
         return MigrationBatch(fetched=0, stored=0)
     vectors = embed_texts(config, [row.text for row in rows])
