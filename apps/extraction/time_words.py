@@ -39,6 +39,8 @@ from datetime import UTC, datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
 
+from apps.extraction.numbers import CARDINALS, INDEFINITE, number_value
+
 
 @dataclass(frozen=True)
 class TimeWindow:
@@ -85,24 +87,7 @@ _UNITS = {
     "year": relativedelta(years=1),
 }
 _UNIT = "day|week|month|year"
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "a couple of": 2,
-    "couple of": 2,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
+_NUMBERS = {**INDEFINITE, **CARDINALS}
 _NUMBER = r"\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True))
 _YEAR = r"(?:19|20)\d\d"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
@@ -164,11 +149,6 @@ def _latest_season(reference: datetime, season: str, *, before_current: bool) ->
     return start, start + relativedelta(months=3)
 
 
-def _number(text: str) -> int:
-    text = " ".join(text.lower().split())
-    return int(text) if text.isdigit() else _NUMBERS[text]
-
-
 def _latest_day(reference: datetime, month: int, day: int) -> _Span | None:
     """The latest ``day`` of ``month`` not after the reference's day."""
     for year in (reference.year, reference.year - 1):
@@ -210,12 +190,12 @@ def _relative_unit(match: re.Match[str], reference: datetime) -> _Span:
 
 def _ago(match: re.Match[str], reference: datetime) -> _Span:
     unit = match["unit"].lower()
-    return _unit(reference - _UNITS[unit] * _number(match["count"]), unit)
+    return _unit(reference - _UNITS[unit] * number_value(match["count"]), unit)
 
 
 def _past(match: re.Match[str], reference: datetime) -> _Span:
     unit = match["unit"].lower()
-    return reference - _UNITS[unit] * _number(match["count"]), reference
+    return reference - _UNITS[unit] * number_value(match["count"]), reference
 
 
 def _month_of(match: re.Match[str], reference: datetime) -> _Span:

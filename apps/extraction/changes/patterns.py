@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from apps.extraction.changes.text import shield_abbreviations, unshield, word_set
+from apps.extraction.numbers import CARDINALS, NONE, number_value
 
 _I = re.IGNORECASE
 
@@ -63,20 +64,7 @@ _UNSETTLED = re.compile(
     r"at the time|in the past)\b",
     _I,
 )
-_NUMBERS = {
-    "no": 0,
-    "zero": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-}
+_NUMBERS = {**NONE, **CARDINALS}
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
 _SPECIES = {
     "dog": "dog",
@@ -390,10 +378,6 @@ _OWNED_COUNT = re.compile(
 )
 
 
-def _count(word: str) -> int:
-    return int(word) if word.isdigit() else _NUMBERS[word.lower()]
-
-
 def pets(predicate: str) -> list[Finding]:
     if (match := _NO_PETS.match(predicate)) is not None:
         species = match.group("species") or match.group("species2") or match.group("species3")
@@ -404,7 +388,7 @@ def pets(predicate: str) -> list[Finding]:
         return [Finding(f"pets:{species}", str(len([n for n in names if n])))]
     if (match := _HAS_COUNT.match(predicate)) is not None:
         species = _SPECIES[match.group("species").lower()]
-        return [Finding(f"pets:{species}", str(_count(match.group("count"))))]
+        return [Finding(f"pets:{species}", str(number_value(match.group("count"))))]
     if (match := _GOT.match(predicate)) is not None:
         which = match.group("which").lower()
         species = _SPECIES[match.group("species").lower()]
@@ -445,7 +429,7 @@ def owned_counts(
         if entity is None or re.search(r"\bother\s*$", sentence[: match.start()], _I):
             continue
         species = _SPECIES[match.group("species").lower()]
-        found.append((entity, Finding(f"pets:{species}", str(_count(match.group("count"))))))
+        found.append((entity, Finding(f"pets:{species}", str(number_value(match.group("count"))))))
     for match in _OWNED_ONE.finditer(sentence):
         species = _SPECIES[match.group("species").lower()]
         found.append((match.group("owner").lower(), Finding(f"pets:{species}", "some")))

@@ -1,6 +1,7 @@
 """Writes on agent memory. Import from the submodules; this package re-exports the public API."""
 
 from apps.memory.services.batch import memory_write_batch
+from apps.memory.services.derived_context import IMPLICIT_THREAD_PREFIX, is_turn
 from apps.memory.services.embedding import (
     MigrationBatch,
     memory_backfill_embeddings,
@@ -57,6 +58,7 @@ from apps.memory.services.tombstones import tombstone_record
 from apps.memory.services.validity import memory_flag_conflict
 
 __all__ = [
+    "IMPLICIT_THREAD_PREFIX",
     "RETRIES_EXHAUSTED",
     "RE_SCOPE_GLOBAL",
     "MemoryDraft",
@@ -66,6 +68,7 @@ __all__ = [
     "assert_promotion_lease_invariant",
     "assert_promotion_ttl_invariant",
     "confidence_gate",
+    "is_turn",
     "job_claim",
     "job_fail",
     "memory_backfill_embeddings",

@@ -7,7 +7,9 @@ import pytest
 from apps.memory.models import Memory, MemorySource
 from apps.memory.selectors import memory_recall
 from apps.memory.services import (
+    IMPLICIT_THREAD_PREFIX,
     MemoryDraft,
+    is_turn,
     memory_create_many,
     memory_embed_pending,
     memory_forget,
@@ -15,7 +17,6 @@ from apps.memory.services import (
     memory_remember,
     memory_supersede,
 )
-from apps.memory.services.derived_context import IMPLICIT_THREAD_PREFIX, is_turn
 from tests.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db

@@ -14,25 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from apps.extraction.numbers import number_value
 from apps.extraction.promotion.heuristic.levels import _rx
 
 _WEEKDAYS = [name.lower() for name in calendar.day_name]
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "a couple of": 2,
-    "a couple": 2,
-}
 
 
 def day_text(day: date) -> str:
@@ -55,10 +40,6 @@ class Resolved:
     day: date | None = None
 
 
-def _count(word: str) -> int:
-    return int(word) if word.isdigit() else _NUMBERS[word.lower()]
-
-
 _Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], tuple[str, date | None]]]
 
 
@@ -70,7 +51,7 @@ def _last_weekday(match: re.Match[str], said: date) -> tuple[str, date | None]:
 
 
 def _ago(match: re.Match[str], said: date) -> tuple[str, date | None]:
-    count, unit = _count(match.group("count")), match.group("unit").lower().rstrip("s")
+    count, unit = number_value(match.group("count")), match.group("unit").lower().rstrip("s")
     if unit == "year":
         return f"{match.group(0)} ({said.year - count})", None
     if unit == "month":
