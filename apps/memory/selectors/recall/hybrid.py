@@ -170,7 +170,7 @@ def hybrid_recall(
     # vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper; both
     # legs rank ids, and only the fused winners' rows are read.
     fetch = max(limit, settings.MEMORY_RECALL_FUSION_CANDIDATES)
-    keyword = keyword_ranked_ids(scopes.any, keywords, fetch, scopes.population)
+    keyword = keyword_ranked_ids(scopes.any, keywords, fetch)
     query_vector = vector.result()
     leg = semantic_ranking(
         tenant=tenant,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -32,7 +31,6 @@ from apps.memory.selectors.recall.results import (
 )
 from apps.memory.selectors.recall.scope import (
     ROWS_ANY,
-    ROWS_EMBEDDED,
     ROWS_PENDING,
     CompiledScope,
     count_rows,
@@ -55,12 +53,7 @@ class Keywords:
 
 
 def _bm25_sql(
-    scope: CompiledScope,
-    keywords: Keywords,
-    fetch: int,
-    population: Sequence[CompiledScope] = (),
-    *,
-    rows: bool = True,
+    scope: CompiledScope, keywords: Keywords, fetch: int, *, rows: bool = True
 ) -> tuple[str, list[Any]]:
     """Okapi BM25 for the rows in ``scope``, best first (one statement), read from the
     subject's postings (``memory_search_term``, migration 0020) instead of the documents.
@@ -80,19 +73,13 @@ def _bm25_sql(
     whose name is in every memory that is still every row, but each costs an index entry, not
     a decompressed tsvector tested once per word (docs/memory.md, "Keyword latency").
 
-    ``population``: disjoint scopes whose row counts sum to ``scope``'s, counted instead of it
-    (embedded + pending rows: each count is an index-only scan of its partial index, where
-    the union of both has no index of its own).
+    The scope's size (IDF's population) is counted from the scope's ids, which the statement
+    materialises anyway to narrow the postings: no second scan of the subject's rows.
 
     The statement needs no query vector, so ``hybrid`` runs it while the query is embedded.
     Without ``rows`` it returns each row's id instead of its columns.
     """
     table, pk = scope.table, quote(scope.using, "id")
-    parts = list(population) or [scope]
-    population_sql = " + ".join(
-        f"(SELECT count(*) FROM {table} WHERE {part.where})"  # noqa: S608
-        for part in parts
-    )
     columns = select_list(scope.using) if rows else f"{table}.{pk}"
     # Identifiers and WHERE clauses come from Django; every value is a parameter.
     sql = f"""
@@ -110,7 +97,8 @@ def _bm25_sql(
         ), weights AS MATERIALIZED (
             SELECT lexeme,
                    ln(1 + (population.rows - count(*) + 0.5) / (count(*) + 0.5)) AS idf
-              FROM postings CROSS JOIN (SELECT ({population_sql})::float8 AS rows) AS population
+              FROM postings
+             CROSS JOIN (SELECT count(*)::float8 AS rows FROM scoped) AS population
              GROUP BY lexeme, population.rows
         ), shape AS MATERIALIZED (
             SELECT greatest(avg(length), 1) AS mean_length
@@ -136,7 +124,6 @@ def _bm25_sql(
         settings.MEMORY_RECALL_CONTEXT_TERM_WEIGHT,  # postings
         keywords.tenant_id,
         keywords.subject_id,
-        *(param for part in parts for param in part.params),  # population
         *(k1, k1, b, b, fetch),  # ranked
         *scope.params,  # the rows
     ]
@@ -144,26 +131,20 @@ def _bm25_sql(
 
 
 def keyword_ranking(
-    scope: CompiledScope,
-    keywords: Keywords,
-    fetch: int,
-    population: Sequence[CompiledScope] = (),
+    scope: CompiledScope, keywords: Keywords, fetch: int
 ) -> list[tuple[Memory, float]]:
     """The scope's top-``fetch`` rows by BM25 for ``keywords`` (rows matching no word: none),
     as ``(memory, bm25)``. ``scope`` must cover rows of ``keywords``' owner only."""
-    sql, params = _bm25_sql(scope, keywords, fetch, population)
+    sql, params = _bm25_sql(scope, keywords, fetch)
     return [(memory, float(score)) for memory, (score,) in fetch_scored(scope, sql, params)]
 
 
 def keyword_ranked_ids(
-    scope: CompiledScope,
-    keywords: Keywords,
-    fetch: int,
-    population: Sequence[CompiledScope],
+    scope: CompiledScope, keywords: Keywords, fetch: int
 ) -> list[tuple[uuid.UUID, float]]:
     """:func:`keyword_ranking` as ``(id, bm25)``, without reading the rows: the keyword leg
     of ``hybrid``, whose rows only matter for the fused winners."""
-    sql, params = _bm25_sql(scope, keywords, fetch, population, rows=False)
+    sql, params = _bm25_sql(scope, keywords, fetch, rows=False)
     return [(pk, float(score)) for pk, score in fetch_values(scope, sql, params)]
 
 
@@ -177,15 +158,10 @@ def keyword_reason(memory: Memory, reason: str) -> str:
 class KeywordScopes:
     """The scopes both keyword-ranked modes read: every row in scope (the keyword leg ranks
     pending rows too, so a memory is findable by its words as soon as its write commits), and
-    its embedded and pending parts, counted for IDF and ``pending_searched``."""
+    its pending part, counted for ``pending_searched``."""
 
     any: CompiledScope
-    embedded: CompiledScope
     pending: CompiledScope
-
-    @property
-    def population(self) -> tuple[CompiledScope, CompiledScope]:
-        return (self.embedded, self.pending)
 
 
 def keyword_scopes(
@@ -197,7 +173,7 @@ def keyword_scopes(
     as_of: datetime | None = None,
     narrowing: RecordFilter | None = None,
 ) -> KeywordScopes:
-    any_row, embedded, pending = (
+    any_row, pending = (
         recall_scope(
             tenant_id=tenant.pk,
             subject_id=subject_id,
@@ -207,9 +183,9 @@ def keyword_scopes(
             as_of=as_of,
             narrowing=narrowing,
         )
-        for rows in (ROWS_ANY, ROWS_EMBEDDED, ROWS_PENDING)
+        for rows in (ROWS_ANY, ROWS_PENDING)
     )
-    return KeywordScopes(any=any_row, embedded=embedded, pending=pending)
+    return KeywordScopes(any=any_row, pending=pending)
 
 
 def keyword_recall(
@@ -241,9 +217,7 @@ def keyword_recall(
             score=round(score, 6),
             selection_reason=keyword_reason(memory, REASON_KEYWORD),
         )
-        for memory, score in keyword_ranking(
-            scopes.any, keywords, limit, population=scopes.population
-        )
+        for memory, score in keyword_ranking(scopes.any, keywords, limit)
     ]
     meta: dict[str, Any] = envelope_meta(
         results=results, limit=limit, strategy=STRATEGY_KEYWORD, pending_searched=pending
