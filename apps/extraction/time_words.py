@@ -26,8 +26,10 @@ overlap):
 * **now**: ``currently``, ``now``, ``these days``, ``at the moment``, … — the question is
   about the present: no window at all, whatever else it says.
 
-What it does not read: events ("before the move", "since she left Acme"), ranges ("between
-May and July"), times of day, other calendars or the southern hemisphere's seasons.
+What it does not read: ranges ("between May and July"), times of day, other calendars or the
+southern hemisphere's seasons. An event in place of a time ("before the move", "since she left
+Acme") is not a window here: :func:`event_anchor` reads its words, and recall finds the memory
+of the event whose time ends or starts the window.
 """
 
 from __future__ import annotations
@@ -301,3 +303,53 @@ def time_window(text: str, *, reference: datetime) -> TimeWindow | None:
     if word in ("until", "till"):
         return TimeWindow(start=None, end=end, phrase=phrase)
     return TimeWindow(start=None, end=start, phrase=phrase)
+
+
+@dataclass(frozen=True)
+class EventAnchor:
+    """An event a question's window is anchored to: "before the move" → ``bound`` ``before``,
+    ``event`` ``the move``. ``phrase``: the words it came from."""
+
+    bound: str
+    event: str
+    phrase: str
+
+
+#: "before the move", "after her surgery", "since she left Acme", "until John moved out".
+_ANCHOR = re.compile(
+    r"\b(?P<bound>before|until|till|prior to|since|after)\s+"
+    r"(?P<event>[^\W\d][^?.!,;:]{2,60}?)\s*(?=[?.!,;:]|$)",
+    re.I,
+)
+#: Words that carry no event of their own: an anchor made only of these names nothing.
+# fmt: off
+_ANCHOR_FILLER = frozenset((
+    "the", "a", "an", "his", "her", "their", "my", "our", "your", "its", "this", "that", "these",
+    "those", "he", "she", "they", "i", "we", "you", "it", "him", "them", "me", "us", "was",
+    "were", "is", "are", "had", "has", "have", "did", "do", "does", "been", "being", "then",
+    "there", "time", "all",
+))
+# fmt: on
+
+
+def event_anchor(text: str) -> EventAnchor | None:
+    """The first "before/after/since/until <event>" of ``text`` whose event is words, not a
+    time (a time is :func:`time_window`'s: with one in the text, there is no anchor), or None."""
+    if _NOW.search(text) or _first(text) is not None:
+        return None
+    for match in _ANCHOR.finditer(text):
+        event = " ".join(match["event"].split())
+        words = [word.lower() for word in re.findall(r"[\w'’-]+", event)]
+        if words and len(words) <= 8 and any(word not in _ANCHOR_FILLER for word in words):
+            bound = "until" if match["bound"].lower() == "till" else match["bound"].lower()
+            return EventAnchor(bound=bound, event=event, phrase=f"{match['bound']} {event}")
+    return None
+
+
+def anchored_window(anchor: EventAnchor, at: datetime) -> TimeWindow:
+    """The window ``anchor`` names once its event is placed at ``at``: before/until/prior to
+    it ends there, after/since it starts there."""
+    at = at.astimezone(UTC)
+    if anchor.bound in ("after", "since"):
+        return TimeWindow(start=at, end=None, phrase=anchor.phrase)
+    return TimeWindow(start=None, end=at, phrase=anchor.phrase)

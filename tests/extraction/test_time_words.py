@@ -7,7 +7,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.extraction.time_words import TimeWindow, time_window
+from apps.extraction.time_words import (
+    EventAnchor,
+    TimeWindow,
+    anchored_window,
+    event_anchor,
+    time_window,
+)
 
 # A Saturday in December, early in the morning (UTC).
 REFERENCE = datetime(2026, 12, 5, 3, 30, tzinfo=UTC)
@@ -198,3 +204,43 @@ def test_the_window_is_a_value():
     window = time_window("last year", reference=REFERENCE)
 
     assert window == TimeWindow(start=_d(2025, 1, 1), end=_d(2026, 1, 1), phrase="last year")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Where did Maria work before the move?",
+            EventAnchor(bound="before", event="the move", phrase="before the move"),
+        ),
+        (
+            "Where did she live since she left Acme?",
+            EventAnchor(bound="since", event="she left Acme", phrase="since she left Acme"),
+        ),
+        (
+            "Was James lonely before meeting Samantha?",
+            EventAnchor(bound="before", event="meeting Samantha", phrase="before meeting Samantha"),
+        ),
+        (
+            "What did he eat till the surgery",
+            EventAnchor(bound="until", event="the surgery", phrase="till the surgery"),
+        ),
+        # A time is time_window's; the present and pronouns alone name no event.
+        ("What did Maria do before April 10, 2023?", None),
+        ("Where does Maria work now, after the move?", None),
+        ("What happened after that?", None),
+        ("How long has it been since then?", None),
+        ("Where does Maria work?", None),
+    ],
+)
+def test_an_event_in_place_of_a_time_is_read_as_an_anchor(text, expected):
+    assert event_anchor(text) == expected
+
+
+def test_an_anchored_window_ends_or_starts_at_the_event():
+    at = datetime(2025, 6, 1, 12, tzinfo=UTC)
+    before = EventAnchor(bound="before", event="the move", phrase="before the move")
+    after = EventAnchor(bound="after", event="the move", phrase="after the move")
+
+    assert anchored_window(before, at) == TimeWindow(start=None, end=at, phrase="before the move")
+    assert anchored_window(after, at) == TimeWindow(start=at, end=None, phrase="after the move")

@@ -21,6 +21,12 @@ class TimeWindowSerializer(serializers.Serializer[dict[str, Any]]):
     preferred = serializers.IntegerField(
         help_text="How many hits were ranked first because they held or happened in it."
     )
+    anchor = serializers.UUIDField(
+        allow_null=True,
+        help_text='The memory that placed the event the window is anchored to ("before the '
+        'move": the memory of the move, whose time ends the window); null for a window named '
+        "by time words.",
+    )
 
 
 class ErrorBodySerializer(serializers.Serializer[dict[str, object]]):

@@ -95,6 +95,7 @@ def test_the_question_of_last_spring_ranks_what_held_then_first(agent, job_chang
         # The nurse job, which ended since, and the hiking then; not the liking for hiking,
         # which began before the window and still holds.
         "preferred": 2,
+        "anchor": None,
     }
 
 

@@ -36,7 +36,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
-from apps.extraction.time_words import time_window
+from apps.extraction.time_words import event_anchor, time_window
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
@@ -55,7 +55,12 @@ from apps.memory.selectors.recall.results import (
     prefer_current,
 )
 from apps.memory.selectors.recall.semantic import semantic_recall
-from apps.memory.selectors.recall.windows import prefer_window, window_meta, window_narrowing
+from apps.memory.selectors.recall.windows import (
+    event_window,
+    prefer_window,
+    window_meta,
+    window_narrowing,
+)
 from apps.providers.embeddings import EmbeddingsUnavailable
 from apps.providers.query_vectors import (
     embed_query_cached,
@@ -136,7 +141,8 @@ def memory_recall(
     Time words in ``query`` ("last spring", "in May 2023", "two weeks ago"; relative to
     ``as_of``, else now) name a window, and the memories that held or happened in it rank
     first, superseded since or not (:mod:`.windows`); a window nothing falls in changes
-    nothing. ``meta.time_window`` reports it, or null.
+    nothing. So does an event ("before the move"): the subject's memory of it, found by its
+    words, places the window's end or start. ``meta.time_window`` reports it, or null.
     """
     query = validate_recall_query(query)
     mode = validate_recall_mode(mode)
@@ -153,25 +159,35 @@ def memory_recall(
         as_of=as_of,
     )
     result = read(include_superseded=include_superseded, narrowing=narrowing)
-    window = (
-        time_window(query, reference=timezone.now() if as_of is None else as_of)
-        if settings.MEMORY_RECALL_TIME_WORDS
-        else None
-    )
+    window, anchor = None, None
+    if settings.MEMORY_RECALL_TIME_WORDS:
+        window = time_window(query, reference=timezone.now() if as_of is None else as_of)
+        event = event_anchor(query) if window is None else None
+        if event is not None:
+            # The event's own memory, found as any memory is: every version, same scope.
+            found = read(
+                query=event.event,
+                query_embedding=None,
+                limit=1,
+                include_superseded=True,
+                narrowing=narrowing,
+                superseded_last=False,
+            )
+            window, anchor = event_window(event, found.results) or (None, None)
     preferred = 0
     if window is not None:
         # Every version that held in the window: what was true then is what the question asks
         # for, so a fact superseded since does not go last.
         within = read(
             include_superseded=True,
-            narrowing=window_narrowing(window, narrowing),
+            narrowing=window_narrowing(window, narrowing, anchor),
             superseded_last=False,
         )
         result = prefer_window(result, within, limit)
         preferred = min(len(within.results), limit, settings.MEMORY_RECALL_TIME_WINDOW_FIRST)
     result.meta["degraded_reason"] = heavy_read_bypass_reason()
     result.meta["as_of"] = None if as_of is None else timestamp_text(as_of)
-    result.meta["time_window"] = window_meta(window, preferred)
+    result.meta["time_window"] = window_meta(window, preferred, anchor)
     return result
 
 

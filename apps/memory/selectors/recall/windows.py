@@ -9,18 +9,37 @@ first read ranks the subject's; its best ``MEMORY_RECALL_TIME_WINDOW_FIRST`` hit
 the first read's others follow, cut at ``limit``. A window no memory falls in leaves the first
 read as it was. Chosen on LoCoMo's dev split, dated (docs/benchmarks/locomo.md, "Time words
 in questions").
+
+An event in place of a time ("before the move", "since she left Acme") anchors a window too:
+the subject's best memory for the event's words (every version, the same guarded scope) places
+it at its ``occurred_at``, and the window ends (before, until) or starts (after, since) there.
+Only a memory that holds one of the event's words places it; otherwise there is no window, as
+for a time nothing falls in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
 from django.db.models import F, Q
 
 from apps.core.db.filters import RecordFilter
-from apps.extraction.time_words import TimeWindow
-from apps.memory.selectors.recall.results import RecallResult
+from apps.extraction.time_words import EventAnchor, TimeWindow, anchored_window
+from apps.memory.selectors.recall.results import (
+    REASON_KEYWORD,
+    REASON_KEYWORD_AND_SEMANTIC,
+    REASON_KEYWORD_FALLBACK,
+    REASON_KEYWORD_PENDING,
+    RecallHit,
+    RecallResult,
+)
+
+#: A hit found by the event's own words: only such a memory places the event in time.
+_BY_WORDS = frozenset(
+    {REASON_KEYWORD, REASON_KEYWORD_AND_SEMANTIC, REASON_KEYWORD_PENDING, REASON_KEYWORD_FALLBACK}
+)
 
 
 def window_rows(window: TimeWindow) -> Q:
@@ -45,9 +64,15 @@ def window_rows(window: TimeWindow) -> Q:
     return ((happened | began) & true_sometime) | ended
 
 
-def window_narrowing(window: TimeWindow, narrowing: RecordFilter | None) -> RecordFilter:
-    """The caller's own ``narrowing`` (tags, metadata), further narrowed to the window."""
+def window_narrowing(
+    window: TimeWindow, narrowing: RecordFilter | None, anchor: Any = None
+) -> RecordFilter:
+    """The caller's own ``narrowing`` (tags, metadata), further narrowed to the window, less
+    the memory of the event that placed it (``anchor``): the question asks what came before
+    or after the event, not for the event itself."""
     rows = window_rows(window)
+    if anchor is not None:
+        rows &= ~Q(pk=anchor)
     if narrowing is None:
         return RecordFilter(q=rows, raw={})
     return RecordFilter(q=narrowing.q & rows, raw=narrowing.raw)
@@ -69,9 +94,22 @@ def prefer_window(result: RecallResult, within: RecallResult, limit: int) -> Rec
     return result
 
 
-def window_meta(window: TimeWindow | None, preferred: int) -> dict[str, Any] | None:
+def event_window(anchor: EventAnchor, found: Sequence[RecallHit]) -> tuple[TimeWindow, Any] | None:
+    """The window ``anchor`` names, placed by the best of ``found`` (the recall of the event's
+    words) when its words matched, with that memory's id; None when nothing of the event was
+    found."""
+    event = next(iter(found), None)
+    if event is None or event.selection_reason not in _BY_WORDS:
+        return None
+    return anchored_window(anchor, event.memory.occurred_at), event.memory.pk
+
+
+def window_meta(
+    window: TimeWindow | None, preferred: int, anchor: Any = None
+) -> dict[str, Any] | None:
     """``meta.time_window``: the window's ends (ISO 8601, null when open), the words it came
-    from, and how many hits were ranked first for it."""
+    from, how many hits were ranked first for it, and the memory that placed its event (null
+    for a window named by time words)."""
     if window is None:
         return None
     return {
@@ -79,6 +117,7 @@ def window_meta(window: TimeWindow | None, preferred: int) -> dict[str, Any] | N
         "end": None if window.end is None else _text(window.end),
         "phrase": window.phrase,
         "preferred": preferred,
+        "anchor": None if anchor is None else str(anchor),
     }
 
 

@@ -128,6 +128,9 @@ class TimeWindow(EngramModel):
     phrase: str
     #: How many hits were ranked first for it.
     preferred: int
+    #: The memory that placed the event of an anchored window ("before the move"); None for a
+    #: window named by time words.
+    anchor: UUID | None
 
 
 class MemoryRecallMeta(EngramModel):
