@@ -33,7 +33,8 @@ class Claim:
 
 #: "my favourite colour is blue", "Andrew's manager is Rita", "our default branch is main".
 _KEY_VALUE = re.compile(
-    r"^(?P<owner>the user's|the team's|my|our|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
+    r"^(?P<owner>(?i:the user's|the team's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
+    r"(?:(?i:new|current|latest|updated)\s+)?"
     r"(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?:is|are)\s+(?:now\s+|currently\s+|still\s+)?"
     r"(?P<value>[^,;.!?()]{1,60})$",
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from apps.extraction.changes.claims import Claim
-from apps.extraction.changes.patterns import words
+from apps.extraction.changes.patterns import OCCUPATIONS, words
 
 #: Diets that exclude each other; the rest (gluten-free, keto, …) may hold beside another.
 _EXCLUSIVE_DIETS = frozenset(
@@ -64,7 +64,12 @@ def _diet(old: Claim, new: Claim) -> bool:
     return old.value in _EXCLUSIVE_DIETS and new.value in _EXCLUSIVE_DIETS
 
 
-def _employment(old: Claim, new: Claim) -> bool:
+def _employment(old: Claim, new: Claim) -> bool | None:
+    if new.replaced:
+        # "quit Acme": a change only for the memory that named Acme as the employer.
+        if old.value in ("none", "employed"):
+            return None
+        return True if _same_value(old.value, new.replaced) else None
     if "none" in (old.value, new.value):
         return old.value != new.value
     if "employed" in (old.value, new.value):
@@ -108,7 +113,8 @@ def conflict(old: Claim, new: Claim) -> bool | None:
 _FAMILY_WORDS = {
     "employer": "job jobs work works working worked employer employed company position role "
     "promoted hired quit laid fired retired unemployed career",
-    "role": "job work works working position role promoted title career",
+    "role": "job work works working position role promoted title career "
+    + OCCUPATIONS.replace("|", " "),
     "residence": "live lives living lived moved move relocated based settled",
     "diet": "vegetarian vegan pescatarian keto paleo diet meat eat eats",
     "relationship": "married engaged divorced single dating girlfriend boyfriend wedding "

@@ -191,6 +191,33 @@ _NO_JOB = re.compile(
     r"retired)\b|retired\b)",
     _I,
 )
+#: "quit Acme", "left Google and joined Meta", "resigned from Initech": a named employer left.
+#: Only an organisation's capitalised name; whether it was the employer is for the comparison.
+_LEFT_EMPLOYER = re.compile(
+    rf"^{_ADVERBS}(?:quit|left|resigned from|was let go from|got fired from|was laid off from)"
+    r"\s+(?-i:(?P<org>[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*){0,3}))(?!['’]s\b)"
+    # What may follow: nothing, or a time, a reason or the next step ("left Acme last year",
+    # "quit Initech to start a company"), never more of a place ("left Acme early today").
+    r"(?P<rest>\s*(?:$|[,;.!]|(?:and|to|after|last|in|this|recently|because|since|for a|"
+    r"for an|for another|two|three|\d)\b).*)$",
+    _I,
+)
+#: Occupations "is a …" names as a role: a job, not a trait ("is a teacher", "is now a nurse").
+OCCUPATIONS = (
+    r"teacher|nurse|doctor|physician|surgeon|dentist|pharmacist|therapist|engineer|developer|"
+    r"programmer|designer|lawyer|attorney|accountant|manager|principal|professor|lecturer|"
+    r"student|chef|cook|pilot|firefighter|police officer|scientist|researcher|analyst|"
+    r"consultant|architect|journalist|photographer|electrician|plumber|mechanic|farmer|"
+    r"cashier|waiter|waitress|barista|librarian|paramedic|veterinarian|intern|director|"
+    r"founder|freelancer|contractor|recruiter|salesperson|paralegal|technician"
+)
+#: A role held beside another ("is also a volunteer firefighter") replaces nothing.
+_ANOTHER_ROLE = re.compile(r"\b(?:also|too|as well|volunteer|part-time|side)\b", _I)
+_IS_OCCUPATION = re.compile(
+    rf"^{_ADVERBS}(?:is|became|has become)\s+(?:now\s+)?(?:a|an)\s+"
+    rf"(?P<role>(?:[\w-]+\s+){{0,2}}?(?:{OCCUPATIONS}))(?P<rest>(?:\s+(?:at|for|with)\s.*)?)$",
+    _I,
+)
 _AS = re.compile(
     r"\bas (?:a |an |the )?(?P<role>[\w' -]+?)(?=\s+(?:at|for|with|in|from|on)\b|[,.;!?]|$)", _I
 )
@@ -231,6 +258,15 @@ def employment(predicate: str) -> list[Finding]:
         return details
     if (match := _WORKS.match(predicate)) is not None:
         return _job_details(match.group("rest"))
+    occupation = _IS_OCCUPATION.match(predicate.rstrip(" .!"))
+    if occupation is not None and not _ANOTHER_ROLE.search(predicate):
+        role = value_text(occupation.group("role")).lower()
+        details = _job_details(occupation.group("rest"))
+        return [Finding("role", role), *(f for f in details if f.attribute == "employer")]
+    if (match := _LEFT_EMPLOYER.match(predicate)) is not None:
+        org = value_text(match.group("org")).lower()
+        if org and not _NOT_EMPLOYERS.match(org):
+            return [Finding("employer", "none", replaced=org)]
     if (match := _JOINED.match(predicate)) is not None:
         org = value_text(match.group("org")).lower()
         rest = match.group("rest")
@@ -326,7 +362,9 @@ _RELATIONSHIP = [
     (
         re.compile(
             rf"^{_ADVERBS}(?:is dating|started dating|has been dating|has|got)\s+(?:a )?(?:new )?"
-            r"(?:girlfriend|boyfriend)\b",
+            r"(?:girlfriend|boyfriend|partner)\b"
+            rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is in a relationship with)"
+            r"\s+(?-i:[A-Z][a-z]+)\b",
             _I,
         ),
         "dating",

@@ -145,6 +145,46 @@ def memory_sentences(text: str) -> list[str]:
     return sentences(speaker_and_body(text)[1])
 
 
+#: First-person verbs the rules read, and their third-person form: "I live in Boston" is read
+#: as "lives in Boston". Past forms ("moved", "left") are the same for every person.
+_THIRD_PERSON = {
+    "am": "is",
+    "are": "is",
+    "have": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "go": "goes",
+    **{
+        verb: verb + "s"
+        for verb in word_set(
+            "live eat own rely run reside stay prefer drive love like need plan want keep "
+            "work use follow avoid drink practise practice play attend take"
+        )
+    },
+    "teach": "teaches",
+    "study": "studies",
+}
+#: Words before the verb that stay as they are ("I now live in …", "we still use …").
+_LEADING_ADVERBS = word_set(
+    "now currently still also just recently finally officially already actually really even "
+    "both happily proudly suddenly unexpectedly never always"
+)
+
+
+def _third_person(predicate: str) -> str:
+    """A first-person predicate with its verb in the third person, as the rules read every
+    subject: "live in Boston" → "lives in Boston", "am vegan" → "is vegan", "now use uv" →
+    "now uses uv". Any other first word stays as it is."""
+    words = predicate.split(" ")
+    for index, word in enumerate(words):
+        lowered = word.lower().replace("’", "'")
+        if lowered in _LEADING_ADVERBS:
+            continue
+        words[index] = _THIRD_PERSON.get(lowered, word)
+        break
+    return " ".join(words)
+
+
 def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
     """(entity, predicate) when the clause opens with a subject the rules trust."""
     words = clause.split(maxsplit=1)
@@ -155,11 +195,12 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
     if first in _FIRST_PERSON:
         entity = speaker or WRITER
         contraction = {"i'm": "am ", "i've": "have ", "i'd": "would ", "i'll": "will "}
-        return entity, contraction.get(first, "") + rest
+        return entity, _third_person(contraction.get(first, "") + rest)
     if (match := _USER.match(clause)) is not None:
         return "user", clause[match.end() :].strip()
     if (match := _TEAM.match(clause)) is not None:
-        return "team", clause[match.end() :].strip()
+        predicate = clause[match.end() :].strip()
+        return "team", _third_person(predicate) if first == "we" else predicate
     if speaker is not None and re.match(r"^(?:no|not|never)\b", clause, _I):
         # "No, no pets right now." answering a question: the speaker's own statement.
         return speaker, clause

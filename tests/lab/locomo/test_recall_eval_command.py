@@ -236,6 +236,9 @@ def test_dated_memories_let_a_questions_time_words_match(
     dated_locomo, settings, _case, args, time_words, recall
 ):
     settings.MEMORY_RECALL_TIME_WORDS = time_words
+    # Each turn alone: a conversation the service infers would index the neighbours' words
+    # with each turn, and the question's words would rank the first puppy turn without the day.
+    settings.MEMORY_IMPLICIT_THREADS = False
 
     data = _run(dated_locomo, "--mode", "keyword", "--k", "1", "--loader", "unthreaded", *args)
 

@@ -74,9 +74,63 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
 
 
 @pytest.mark.parametrize(
+    ("_case", "old_text", "new_text", "reason"),
+    [
+        ("moved", "I live in Boston.", "I just moved to Seattle last week.", "residence"),
+        ("dating_ended", "Alice is dating Tom.", "Alice broke up with Tom.", "relationship"),
+        (
+            "favourite",
+            "My favorite color is blue.",
+            "My favorite color is now green.",
+            "favorite color",
+        ),
+        (
+            "new_number",
+            "My phone number is 555-1234.",
+            "My new phone number is 555-9876.",
+            "phone number",
+        ),
+        (
+            "new_manager",
+            "The user's manager is Rita.",
+            "The user's new manager is Omar.",
+            "manager",
+        ),
+        ("quit", "Maria works at Acme.", "Maria quit Acme.", "employer"),
+        (
+            "left_and_joined",
+            "I work at Google as an engineer.",
+            "I left Google and joined Meta.",
+            "employer",
+        ),
+        ("new_occupation", "John is a teacher.", "John is now a principal.", "role"),
+    ],
+)
+def test_a_change_said_in_everyday_words_retires_the_old_fact(
+    tenant, _case, old_text, new_text, reason
+):
+    old = _write(tenant, old_text, MARCH)
+
+    new = _write(tenant, new_text, JUNE)
+
+    old = _state(old)
+    assert old.superseded_by_id == new.pk
+    assert _state(new).supersede_reason == f"changed_value:{reason}"
+
+
+@pytest.mark.parametrize(
     ("_case", "old_text", "new_text"),
     [
         ("same_value_restated", "The user lives in Lisbon.", "The user moved to Lisbon."),
+        ("someone_elses_job", "I am a nurse.", "My mom is a doctor."),
+        (
+            "another_role_beside",
+            "I am an engineer at Google.",
+            "I am also a volunteer firefighter.",
+        ),
+        ("the_employers_office", "I work at Acme.", "I left Acme's office early today."),
+        ("more_of_the_same_job", "John is a teacher.", "John is a teacher at Lincoln High."),
+        ("a_habit_quit", "I work at Acme.", "I quit smoking last month."),
         ("more_detail", "The user works at Stripe.", "The user works at Stripe in Dublin."),
         ("other_attribute", "The user lives in Lisbon.", "The user is vegan."),
         ("hedged", "The user lives in Lisbon.", "The user might move to Porto."),
