@@ -664,6 +664,11 @@ _USES = re.compile(
     r"(?:\s+instead of\s+(?P<old>.+))?$",
     _I,
 )
+#: "The team uses Jira": a tool named without what for; a later "switched from Jira to …"
+#: changes it.
+_USES_PLAIN = re.compile(
+    rf"^{_ADVERBS}(?:uses|is using|has been using|relies on)\s+(?P<value>.+)$", _I
+)
 _INSTEAD = re.compile(
     rf"^{_ADVERBS}(?:uses|is using|prefers|chose|went with|picked)\s+(?P<value>.+?)\s+"
     r"(?:instead of|rather than|over)\s+(?P<old>.+)$",
@@ -704,6 +709,9 @@ def tools(predicate: str) -> list[Finding]:
                 replaced=value_text(match.group("old")).lower(),
             )
         ]
+    if (match := _USES_PLAIN.match(predicate)) is not None:
+        value = value_text(match.group("value")).lower()
+        return [Finding("tool:*", value)] if value else []
     return []
 
 

@@ -67,6 +67,7 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             [("priya", "role", "student"), ("priya", "employer", "mit")],
         ),
         ("left_a_named_employer", "Maria quit Acme.", [("maria", "employer", "none")]),
+        ("a_tool_without_a_purpose", "The team uses Jira.", [("team", "tool:*", "jira")]),
         ("promoted", "Jo was promoted to team lead.", [("jo", "role", "team lead")]),
         ("lives_in", "The user lives in Lisbon.", [("user", "residence", "lisbon")]),
         ("moved_to", "Sam moved to New York in 2021.", [("sam", "residence", "new york")]),

@@ -104,6 +104,7 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "employer",
         ),
         ("new_occupation", "John is a teacher.", "John is now a principal.", "role"),
+        ("tool_switched", "The team uses Jira.", "The team switched from Jira to Linear.", "tool"),
     ],
 )
 def test_a_change_said_in_everyday_words_retires_the_old_fact(
