@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from apps.extraction.verbs import third_person_verb
+
 _I = re.IGNORECASE
 
 
@@ -145,25 +147,6 @@ def memory_sentences(text: str) -> list[str]:
     return sentences(speaker_and_body(text)[1])
 
 
-#: First-person verbs the rules read, and their third-person form: "I live in Boston" is read
-#: as "lives in Boston". Past forms ("moved", "left") are the same for every person.
-_THIRD_PERSON = {
-    "am": "is",
-    "are": "is",
-    "have": "has",
-    "do": "does",
-    "don't": "doesn't",
-    "go": "goes",
-    **{
-        verb: verb + "s"
-        for verb in word_set(
-            "live eat own rely run reside stay prefer drive love like need plan want keep "
-            "work use follow avoid drink practise practice play attend take"
-        )
-    },
-    "teach": "teaches",
-    "study": "studies",
-}
 #: Words before the verb that stay as they are ("I now live in …", "we still use …").
 _LEADING_ADVERBS = word_set(
     "now currently still also just recently finally officially already actually really even "
@@ -174,13 +157,13 @@ _LEADING_ADVERBS = word_set(
 def _third_person(predicate: str) -> str:
     """A first-person predicate with its verb in the third person, as the rules read every
     subject: "live in Boston" → "lives in Boston", "am vegan" → "is vegan", "now use uv" →
-    "now uses uv". Any other first word stays as it is."""
+    "now uses uv"; a past form stays as it is ("moved to Paris")."""
     words = predicate.split(" ")
     for index, word in enumerate(words):
         lowered = word.lower().replace("’", "'")
         if lowered in _LEADING_ADVERBS:
             continue
-        words[index] = _THIRD_PERSON.get(lowered, word)
+        words[index] = third_person_verb(word)
         break
     return " ".join(words)
 

@@ -37,11 +37,11 @@ from apps.extraction.promotion.heuristic.levels import (
     _words,
 )
 from apps.extraction.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
-from apps.extraction.promotion.heuristic.rewrite import _conjugate
 from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
 from apps.extraction.promotion.heuristic.similarity import _jaccard, _tokens
 from apps.extraction.promotion.heuristic.splitting import sentences
 from apps.extraction.promotion.types import Candidate, Turn
+from apps.extraction.verbs import third_person_verb
 
 #: "Name: text", a name being one to three capitalised words.
 _SPEAKER = re.compile(
@@ -181,7 +181,7 @@ def _present(verb: str) -> str:
     """The third-person form of the verb after "I"; past forms stay as they are."""
     if verb.lower() in _PAST or verb.lower() in _NOT_VERBS:
         return verb
-    return _conjugate(verb)
+    return third_person_verb(verb)
 
 
 # --- selection -----------------------------------------------------------------------------

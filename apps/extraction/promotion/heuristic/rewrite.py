@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from apps.extraction.promotion.heuristic.levels import _rx, _words
+from apps.extraction.promotion.heuristic.levels import _rx
+from apps.extraction.verbs import third_person_verb
 
 # --- Third-person rewrite ----------------------------------------------------------------
 _ADVERBS = (
@@ -18,32 +19,6 @@ _ADVERBS = (
     "totally|absolutely|honestly|basically|currently|now|personally|all|maybe|probably|perhaps|"
     "possibly"
 )
-_UNCHANGED_VERBS = _words(
-    "can can't cannot could couldn't will won't would wouldn't should shouldn't must "
-    "mustn't may might shall"
-)
-#: Irregular past forms that are not also present forms ("read", "put", "quit" are both, and
-#: keep the present rewrite): "I got married" stays "got", not "gots".
-_IRREGULAR_PAST = _words(
-    "was were went got had saw made took came gave found thought told felt left kept began "
-    "ran bought brought caught taught sold sent spent built lost met paid said sat stood "
-    "understood won wrote drove ate fell flew grew knew rode rose sang swam threw wore woke "
-    "became chose forgot hid led lent lit meant slept spoke stuck struck swore tore wept did "
-    "heard held drew dug fought fed forgave hung laid overcame rang sank shook shot slid spun "
-    "stole stung swung broke"
-)
-_IRREGULAR = {
-    "am": "is",
-    "are": "is",
-    "have": "has",
-    "do": "does",
-    "don't": "doesn't",
-    "go": "goes",
-    "were": "was",
-    "aren't": "isn't",
-    "haven't": "hasn't",
-    "weren't": "wasn't",
-}
 _SUBJECT = re.compile(
     rf"\b(I|i|we|We|WE)\b(?!['’.]\w)((?:\s+(?:{_ADVERBS}))*)\s+([A-Za-z']+)(?![-\w])"
 )
@@ -76,29 +51,13 @@ _SECOND_PERSON = [
 ]
 
 
-def _conjugate(verb: str) -> str:
-    lower = verb.lower()
-    if lower in _IRREGULAR:
-        return _IRREGULAR[lower]
-    past = (lower.endswith("ed") and not lower.endswith("eed")) or lower in _IRREGULAR_PAST
-    if lower in _UNCHANGED_VERBS or past or lower.endswith(("'t", "’t")) or not lower.isalpha():
-        return verb
-    if lower.endswith(("ss", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if lower.endswith("s"):
-        return verb
-    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
 def third_person(text: str, *, addressee_is_user: bool = False) -> str:
     """Rewrite first-person pronouns (and, for assistant turns, second-person ones) so the
     sentence stands alone: "I prefer tabs" → "The user prefers tabs."."""
 
     def _subject(match: re.Match[str]) -> str:
         who = "the user" if match.group(1).lower() == "i" else "the team"
-        return f"{who}{match.group(2)} {_conjugate(match.group(3))}"
+        return f"{who}{match.group(2)} {third_person_verb(match.group(3))}"
 
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
