@@ -317,6 +317,9 @@ class EventAnchor:
 
 #: "before the move", "after her surgery", "since she left Acme", "until John moved out".
 _ANCHOR = re.compile(
+    # Not a phrasal verb: "named after her grandmother", "looked after the kids".
+    r"(?<!named )(?<!called )(?<!looked )(?<!look )(?<!looks )(?<!looking )(?<!takes )"
+    r"(?<!take )(?<!took )(?<!asked )(?<!ask )(?<!went )(?<!go )(?<!goes )(?<!came )"
     r"\b(?P<bound>before|until|till|prior to|since|after)\s+"
     r"(?P<event>[^\W\d][^?.!,;:]{2,60}?)\s*(?=[?.!,;:]|$)",
     re.I,

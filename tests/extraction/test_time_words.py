@@ -231,6 +231,8 @@ def test_the_window_is_a_value():
         ("What happened after that?", None),
         ("How long has it been since then?", None),
         ("Where does Maria work?", None),
+        ("Who is the puppy named after her grandmother?", None),
+        ("Who looked after the kids?", None),
     ],
 )
 def test_an_event_in_place_of_a_time_is_read_as_an_anchor(text, expected):
