@@ -73,13 +73,17 @@ _FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
 _TEAM = re.compile(r"^(?:we|the team|our team)\b", _I)
 _USER = re.compile(r"^(?:the user|user)\b", _I)
 _NAME = re.compile(r"^(?P<name>[A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?![\w'’])")
-_CLAUSE = re.compile(r"\s+[-–—]\s+|;\s+|:\s+|,\s+(?=(?:but|so)\s)")
+_CLAUSE = re.compile(
+    r"\s+[-–—]\s+|;\s+|:\s+|,\s+(?=(?:but|so)\s)"
+    # "I'm a nurse and I live in Boston": a second clause with a subject of its own.
+    r"|,?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|we|the user)\s)"
+)
 #: A second predicate of the same subject: "Maria left the hospital and now works at Globex".
 #: Only before a verb the rules read, so "works as a nurse and midwife at …" stays whole.
 _SAME_SUBJECT = re.compile(
     r",?\s+(?:and|but)\s+(?=(?:(?:now|then|also|currently|recently|later|since then)\s+)?"
-    r"(?:works|is working|lives|is living|moved|relocated|joined|started|began|got|quit|left|"
-    r"lost|retired|eats|stopped|switched|uses|became|married|adopted|has|is)\b)",
+    r"(?:works?|is working|lives?|is living|moved|relocated|joined|started|began|got|quit|left|"
+    r"lost|retired|eats?|stopped|switched|uses?|became|married|adopted|has|have|is|am)\b)",
     _I,
 )
 #: Reported speech and hearsay: the clause is someone else's claim, not the subject's.
@@ -215,6 +219,8 @@ def clauses(text: str) -> list[Clause]:
                 continue
             entity, predicate = subject
             for index, piece in enumerate(_SAME_SUBJECT.split(predicate)):
-                text = part if index == 0 else piece
+                # The second verb of "I left the hospital and now work at Globex" is in the
+                # first person too.
+                text, piece = (part, piece) if index == 0 else (piece, _third_person(piece))
                 found.append(Clause(entity=entity, predicate=piece, text=text, sentence=number))
     return found

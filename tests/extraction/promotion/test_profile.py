@@ -77,6 +77,23 @@ def test_a_statement_that_is_not_a_standalone_profile_fact_is_not_kept(_case, li
     assert _kept(_session(line)) == {}
 
 
+def test_a_sentence_that_says_two_things_about_the_user_is_kept_as_two_facts():
+    kept = _kept(
+        _session("Quick intro: I'm a nurse at St. Luke's hospital and I live in Boston with Tom.")
+    )
+
+    assert "The user is a nurse at St. Luke's hospital." in kept
+    assert "The user lives in Boston with Tom." in kept
+
+
+def test_a_job_change_told_in_passing_is_kept():
+    kept = _kept(
+        _session("Big news: I left the hospital and now work as a data analyst at Globex.")
+    )
+
+    assert any("data analyst at Globex" in text for text in kept)
+
+
 def test_a_profile_fact_the_sentence_rules_kept_is_not_repeated():
     kept = _kept(_session("I work at Acme as a data analyst."))
 

@@ -50,6 +50,12 @@ _OPENER = _rx(
     r"btw|anyway|big news|news|update|fun fact|hey|hi|hello)\b[\s,:;!.-]*)+"
 )
 _SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}:\s+")
+_FIRST_PERSON = re.compile(r"^(?:i|i'm|i’m|i've|my|we|we're|our)\b", re.I)
+#: A label before the user's own words: "Quick intro: I'm a nurse", "Update: we moved".
+_LABEL = re.compile(r"^[A-Za-z]+(?: [A-Za-z]+){0,2}:\s+(?=(?:i|i'm|i’m|i've|my|we|our)\b)", re.I)
+#: Where one sentence of the user's says two things about them: "I'm a nurse and I live in
+#: Boston" is two facts, each of which may change on its own.
+_OWN_CLAUSE = re.compile(r",?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|my)\s)")
 
 
 def _usable(sentence: str) -> bool:
@@ -96,15 +102,25 @@ def _event_time(turn: Turn, day: date | None) -> datetime | None:
 def _agent_facts(turn: Turn) -> list[Candidate]:
     found = []
     for sentence in sentences(turn.content):
-        body = _OPENER.sub("", sentence.strip()).strip()
-        if not _usable(body) or not re.match(r"^(?:i|i'm|i've|my|we|we're|our)\b", body, re.I):
-            continue
-        resolved = resolve_relative_dates(body, turn.occurred_at)
-        text = third_person(resolved.text)
-        if not _profile_claims(text, "user") or _DANGLING.search(text):
-            continue
-        found.append(_candidate(text, turn, resolved.day))
+        body = _LABEL.sub("", _OPENER.sub("", sentence.strip()).strip())
+        if not _usable(body):
+            continue  # a sentence with a secret, a question or a hypothetical: none of it
+        # Split only a sentence the user is the subject of: "Tom and I broke up" is one.
+        clauses = _OWN_CLAUSE.split(body) if _FIRST_PERSON.match(body) else [body]
+        for clause in clauses:
+            found.extend(_agent_fact(turn, clause.strip().rstrip(",.!") + "."))
     return found
+
+
+def _agent_fact(turn: Turn, body: str) -> list[Candidate]:
+    """The statement ``body`` (one clause of the user's) makes about the user, if any."""
+    if not _usable(body) or not _FIRST_PERSON.match(body):
+        return []
+    resolved = resolve_relative_dates(body, turn.occurred_at)
+    text = third_person(resolved.text)
+    if not _profile_claims(text, "user") or _DANGLING.search(text):
+        return []
+    return [_candidate(text, turn, resolved.day)]
 
 
 def _conversation_facts(turn: Turn, *, speaker: str, other: str | None) -> list[Candidate]:
