@@ -98,12 +98,12 @@ def test_each_change_retires_the_fact_it_changed(history):
     retired = list(history.filter(superseded_by__isnull=False))
 
     # What holds now, each a statement of its own.
-    for words in (("Globex",), ("Denver",), ("dating Alex",), ("eating meat again",)):
-        assert _holding(live, *words), words
+    for current in ("Globex", "Denver", "dating Alex", "eating meat again"):
+        assert _holding(live, current), current
     # What it replaced: none of it is live, every version of it retired by a change.
-    for words in (("nurse",), ("Boston",), ("vegetarian",), ("Tom", "broke up")):
-        assert not _holding(live, *words), words
-        assert _holding(retired, *words), words
+    for stale in ("nurse", "Boston", "vegetarian", "broke up"):
+        assert not _holding(live, stale), stale
+        assert _holding(retired, stale), stale
     replacements = Memory.objects.filter(pk__in=[m.superseded_by_id for m in retired])
     assert {m.supersede_reason.split(":")[0] for m in replacements} == {"changed_value"}
 
