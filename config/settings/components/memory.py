@@ -68,6 +68,10 @@ MEMORY_RECALL_FUSION_CANDIDATES = 50
 # leg's (chosen on LoCoMo's dev split, docs/benchmarks/locomo.md); or "rrf", below.
 MEMORY_RECALL_FUSION = env.str("ENGRAM_MEMORY_RECALL_FUSION", default="convex")
 MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT = 0.45
+# A keyword leg whose best BM25 is below this weighs in proportion (convex fusion): its words
+# are in most of the subject's memories ("the user" in a profile), and min-max would stretch
+# differences of length alone to the whole scale. Every LoCoMo question's best is far above it.
+MEMORY_RECALL_KEYWORD_CONFIDENT_BM25 = 1.0
 # Weighted reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over the legs.
 MEMORY_RECALL_RRF_K = 10
 MEMORY_RECALL_SEMANTIC_WEIGHT = 1.0
@@ -81,6 +85,9 @@ MEMORY_RECALL_CONTEXT_TERM_WEIGHT = 0.5
 # a local model with a known token table. Chosen on LoCoMo's dev split (docs/benchmarks/locomo.md).
 MEMORY_RECALL_RERANK_CANDIDATES = env.int("ENGRAM_MEMORY_RECALL_RERANK_CANDIDATES", default=30)
 MEMORY_RECALL_RERANK_WEIGHT = env.float("ENGRAM_MEMORY_RECALL_RERANK_WEIGHT", default=0.4)
+# MaxSim scores spread less than this over the head weigh in proportion: near-equal token
+# matches (a handful of short memories) would otherwise be stretched to the whole scale.
+MEMORY_RECALL_RERANK_CONFIDENT_SPREAD = 0.05
 # Time words in a question ("last spring") rank what held or happened then first
 # (apps/memory/selectors/recall/windows.py); false: questions are read without them.
 MEMORY_RECALL_TIME_WORDS = env.bool("ENGRAM_MEMORY_RECALL_TIME_WORDS", default=True)

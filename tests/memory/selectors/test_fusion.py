@@ -80,3 +80,20 @@ def test_convex_fusion_scores_a_leg_of_equal_candidates_as_its_best(settings):
     fused = fuse([(first, 0.2), (second, 0.2)], [], 10)
 
     assert [(hit.pk, hit.score) for hit in fused] == [(first, 0.5), (second, 0.5)]
+
+
+def test_a_keyword_leg_of_common_words_only_weighs_in_proportion(settings):
+    settings.MEMORY_RECALL_FUSION = "convex"
+    settings.MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT = 0.45
+    settings.MEMORY_RECALL_KEYWORD_CONFIDENT_BM25 = 1.0
+    job, museums = _ids(2, seed=6)
+    # Only "user", in every memory, matched: the shorter memory's BM25 is a little higher.
+    semantic = [(job, 0.57), (museums, 0.81)]
+
+    weak = fuse(semantic, [(museums, 0.099), (job, 0.087)], 10)
+    strong = fuse(semantic, [(museums, 9.9), (job, 8.7)], 10)
+
+    # 0.45 · 1 for the job; 0.55 · 0.099 for the museums.
+    assert [(hit.pk, hit.score) for hit in weak] == [(job, 0.45), (museums, 0.05445)]
+    # Words that tell the memories apart weigh in full, as before.
+    assert [(hit.pk, hit.score) for hit in strong] == [(museums, 0.55), (job, 0.45)]

@@ -151,3 +151,23 @@ def test_fetch_texts_reads_only_the_rows_in_scope(tenant, other_tenant):
 
     assert texts == {mine.pk: "the lake at sunrise"}
     assert fetch_texts(scopes.any, []) == {}
+
+
+def test_near_equal_token_matches_do_not_overturn_the_fused_order(local_minilm, settings):
+    settings.MEMORY_RECALL_RERANK_WEIGHT = 0.4
+    memories, (job, dating) = _head(
+        "The user left the hospital and now works as a data analyst at Globex.",
+        "The user is dating Alex now, they met at a climbing gym.",
+    )
+    query = "What is the user's current occupation?"
+    fused = [(job, 0.9), (dating, 0.5)]
+
+    settings.MEMORY_RECALL_RERANK_CONFIDENT_SPREAD = 1e-9  # every spread in full
+    stretched = late_interaction_scores(query, fused, memories)
+    settings.MEMORY_RECALL_RERANK_CONFIDENT_SPREAD = 0.05
+    in_proportion = late_interaction_scores(query, fused, memories)
+
+    # The two memories' MaxSim differ by little; stretched to the whole scale, that little
+    # decides the order.
+    assert [pk for pk, _score in stretched] == [dating, job]
+    assert [pk for pk, _score in in_proportion] == [job, dating]

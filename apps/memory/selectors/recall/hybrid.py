@@ -115,14 +115,20 @@ def _reciprocal_rank(ranks: dict[uuid.UUID, dict[str, int]]) -> dict[uuid.UUID, 
 def _convex(
     semantic: Sequence[tuple[uuid.UUID, float]], keyword: Sequence[tuple[uuid.UUID, float]]
 ) -> dict[uuid.UUID, float]:
-    """``α · similarity' + (1 − α) · bm25'``, each min-max normalised over its leg's
+    """``α · similarity' + (1 − α) · c · bm25'``, each min-max normalised over its leg's
     candidates, α = ``MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT``. Unlike ranks, the scores keep
-    how far apart the candidates are: a leg whose first hit stands out lifts it further."""
+    how far apart the candidates are: a leg whose first hit stands out lifts it further.
+
+    ``c`` is how much the keyword leg has to say: 1, unless its best BM25 is below
+    ``MEMORY_RECALL_KEYWORD_CONFIDENT_BM25`` (only words most memories hold matched, so its
+    differences are mostly of length), then in proportion."""
     alpha = settings.MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT
     fused: dict[uuid.UUID, float] = {}
+    confident = settings.MEMORY_RECALL_KEYWORD_CONFIDENT_BM25
+    best_bm25 = max((score for _pk, score in keyword), default=0.0)
     for weight, leg in (
         (alpha, {pk: 1.0 - distance for pk, distance in semantic}),
-        (1.0 - alpha, dict(keyword)),
+        ((1.0 - alpha) * min(1.0, best_bm25 / confident), dict(keyword)),
     ):
         if not leg:
             continue

@@ -6,7 +6,9 @@ A bi-encoder squeezes a turn into one vector, and BM25 matches only exact stems;
 token, a question's "painted" still finds a turn's "painting". The blend is
 ``w · maxsim' + (1 − w) · fused``, ``w`` = ``MEMORY_RECALL_RERANK_WEIGHT``, MaxSim min-max
 normalised over the head (the fused score already is, over each leg): 1.0 still means "best
-on every signal". The rest of the ranking keeps its order with ``(1 − w) · fused``, which no
+on every signal". MaxSim scores that spread less than ``MEMORY_RECALL_RERANK_CONFIDENT_SPREAD``
+over the head count in proportion to their spread, so a few near-equal matches do not
+overturn the fused order. The rest of the ranking keeps its order with ``(1 − w) · fused``, which no
 head member scores below, so the order is the same whatever the limit. Runs only when the
 deployment embeds with a local model whose token table is known (otherwise, or with 0
 candidates, the fused order stands).
@@ -47,7 +49,12 @@ def late_interaction_scores(
     else:
         query_tokens = token_vectors.query_token_vectors(query)
         documents = token_vectors.document_token_vectors([texts[pk] for pk, _ in head])
-        late = _min_max(token_vectors.max_sims(query_tokens, documents))
+        sims = token_vectors.max_sims(query_tokens, documents)
+        # Near-equal matches say little: they weigh in proportion to their spread.
+        confidence = min(
+            1.0, (max(sims) - min(sims)) / settings.MEMORY_RECALL_RERANK_CONFIDENT_SPREAD
+        )
+        late = [confidence * value for value in _min_max(sims)]
     blended = [
         weight * similarity + (1.0 - weight) * score
         for similarity, (_pk, score) in zip(late, head, strict=True)
