@@ -216,6 +216,8 @@ def _same_conversation(previous: Memory, memory: Memory) -> bool:
         return False
     if previous.project_id != memory.project_id:
         return False
+    if memory.occurred_at is None or previous.occurred_at is None:
+        return False  # a row built without a time: nothing says the two were one sitting
     pause = abs((memory.occurred_at - previous.occurred_at).total_seconds())
     if pause > settings.MEMORY_IMPLICIT_THREAD_GAP_SECONDS:
         return False
