@@ -68,10 +68,12 @@ MEMORY_RECALL_FUSION_CANDIDATES = 50
 # leg's (chosen on LoCoMo's dev split, docs/benchmarks/locomo.md); or "rrf", below.
 MEMORY_RECALL_FUSION = env.str("ENGRAM_MEMORY_RECALL_FUSION", default="convex")
 MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT = 0.45
-# A keyword leg whose best BM25 is below this weighs in proportion (convex fusion): its words
-# are in most of the subject's memories ("the user" in a profile), and min-max would stretch
-# differences of length alone to the whole scale. Every LoCoMo question's best is far above it.
+# A keyword leg whose best BM25 is below the first and whose candidates spread less than the
+# second share of the best weighs in proportion (convex fusion): it matched only words most of
+# the subject's memories hold ("the user" in a profile), and min-max would stretch differences
+# of length to the whole scale. Every LoCoMo question's best BM25 is above the first.
 MEMORY_RECALL_KEYWORD_CONFIDENT_BM25 = 1.0
+MEMORY_RECALL_KEYWORD_CONFIDENT_SPREAD = 0.5
 # Weighted reciprocal rank fusion: score = sum(weight / (RRF_K + rank)) over the legs.
 MEMORY_RECALL_RRF_K = 10
 MEMORY_RECALL_SEMANTIC_WEIGHT = 1.0

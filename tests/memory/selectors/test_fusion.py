@@ -86,14 +86,18 @@ def test_a_keyword_leg_of_common_words_only_weighs_in_proportion(settings):
     settings.MEMORY_RECALL_FUSION = "convex"
     settings.MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT = 0.45
     settings.MEMORY_RECALL_KEYWORD_CONFIDENT_BM25 = 1.0
+    settings.MEMORY_RECALL_KEYWORD_CONFIDENT_SPREAD = 0.5
     job, museums = _ids(2, seed=6)
     # Only "user", in every memory, matched: the shorter memory's BM25 is a little higher.
     semantic = [(job, 0.57), (museums, 0.81)]
 
-    weak = fuse(semantic, [(museums, 0.099), (job, 0.087)], 10)
-    strong = fuse(semantic, [(museums, 9.9), (job, 8.7)], 10)
+    weak = fuse(semantic, [(museums, 0.1), (job, 0.09)], 10)
+    strong = fuse(semantic, [(museums, 0.1), (job, 0.02)], 10)
 
-    # 0.45 · 1 for the job; 0.55 · 0.099 for the museums.
-    assert [(hit.pk, hit.score) for hit in weak] == [(job, 0.45), (museums, 0.05445)]
-    # Words that tell the memories apart weigh in full, as before.
+    # Best 0.1 (of 1.0) and a spread of 10 % (of 50 %): the leg weighs 0.55 · 0.2.
+    assert [(hit.pk, hit.score) for hit in weak] == [(job, 0.45), (museums, 0.11)]
+    # A word that tells a small store's memories apart (80 % spread) weighs in full.
     assert [(hit.pk, hit.score) for hit in strong] == [(museums, 0.55), (job, 0.45)]
+    # So does any leg whose best reaches the bar.
+    confident = fuse(semantic, [(museums, 2.0), (job, 1.8)], 10)
+    assert [(hit.pk, hit.score) for hit in confident] == [(museums, 0.55), (job, 0.45)]

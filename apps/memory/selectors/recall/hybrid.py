@@ -119,16 +119,12 @@ def _convex(
     candidates, α = ``MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT``. Unlike ranks, the scores keep
     how far apart the candidates are: a leg whose first hit stands out lifts it further.
 
-    ``c`` is how much the keyword leg has to say: 1, unless its best BM25 is below
-    ``MEMORY_RECALL_KEYWORD_CONFIDENT_BM25`` (only words most memories hold matched, so its
-    differences are mostly of length), then in proportion."""
+    ``c`` is how much the keyword leg has to say (:func:`_keyword_confidence`)."""
     alpha = settings.MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT
     fused: dict[uuid.UUID, float] = {}
-    confident = settings.MEMORY_RECALL_KEYWORD_CONFIDENT_BM25
-    best_bm25 = max((score for _pk, score in keyword), default=0.0)
     for weight, leg in (
         (alpha, {pk: 1.0 - distance for pk, distance in semantic}),
-        ((1.0 - alpha) * min(1.0, best_bm25 / confident), dict(keyword)),
+        ((1.0 - alpha) * _keyword_confidence(keyword), dict(keyword)),
     ):
         if not leg:
             continue
@@ -138,6 +134,27 @@ def _convex(
             share = (value - low) / (high - low) if high > low else 1.0
             fused[pk] = fused.get(pk, 0.0) + weight * share
     return fused
+
+
+def _keyword_confidence(keyword: Sequence[tuple[uuid.UUID, float]]) -> float:
+    """How much the keyword leg has to say, 0 to 1. Candidates that matched only words most of
+    the subject's memories hold score low and nearly alike, and min-max would stretch their
+    differences of length to the whole scale: the leg counts in full when its best BM25 reaches
+    ``MEMORY_RECALL_KEYWORD_CONFIDENT_BM25`` or its scores spread over
+    ``MEMORY_RECALL_KEYWORD_CONFIDENT_SPREAD`` of the best (a small store's rare word: low
+    scores, far apart), else in proportion to the nearer of the two."""
+    scores = [score for _pk, score in keyword]
+    if len(scores) < 2 or max(scores) <= 0:
+        return 1.0
+    best = max(scores)
+    spread = (best - min(scores)) / best
+    return min(
+        1.0,
+        max(
+            best / settings.MEMORY_RECALL_KEYWORD_CONFIDENT_BM25,
+            spread / settings.MEMORY_RECALL_KEYWORD_CONFIDENT_SPREAD,
+        ),
+    )
 
 
 _REASONS = {
