@@ -39,7 +39,7 @@ def promoter(fake_http, tenant, other_tenant):
     return FakePromoter(fake_http)
 
 
-def add_turns(tenant, subject_id, session_id, *contents, metadata=None):
+def add_turns(tenant, subject_id, session_id, *contents, metadata=None, occurred_at=None):
     session_append_many(
         tenant=tenant,
         subject_id=subject_id,
@@ -50,6 +50,7 @@ def add_turns(tenant, subject_id, session_id, *contents, metadata=None):
                 role="user" if index % 2 == 0 else "assistant",
                 ttl_seconds=3600,
                 metadata=metadata or {},
+                occurred_at=occurred_at,
             )
             for index, content in enumerate(contents)
         ],

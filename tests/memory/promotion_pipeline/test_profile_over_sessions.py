@@ -9,12 +9,8 @@ import pytest
 
 from apps.memory.models import Memory, MemorySource
 from apps.memory.selectors import memory_recall
-from apps.memory.services import (
-    SessionTurnDraft,
-    promotion_request,
-    promotion_run,
-    session_append_many,
-)
+from apps.memory.services import promotion_request, promotion_run
+from tests.memory.promotion_pipeline.conftest import add_turns
 
 pytestmark = pytest.mark.django_db
 
@@ -69,20 +65,7 @@ def history(tenant, settings):
     settings.PROMOTION_SUBJECT_BUDGET_PER_HOUR = 100
     for number, (when, contents) in enumerate(SESSIONS):
         session_id = f"chat-{number}"
-        session_append_many(
-            tenant=tenant,
-            subject_id=SUBJECT,
-            drafts=[
-                SessionTurnDraft(
-                    session_id=session_id,
-                    content=content,
-                    role="user" if index % 2 == 0 else "assistant",
-                    ttl_seconds=3600,
-                    occurred_at=when,
-                )
-                for index, content in enumerate(contents)
-            ],
-        )
+        add_turns(tenant, SUBJECT, session_id, *contents, occurred_at=when)
         request = promotion_request(tenant=tenant, subject_id=SUBJECT, session_id=session_id)
         assert request.job_id is not None
         promotion_run(job_id=request.job_id)
