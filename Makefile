@@ -28,10 +28,10 @@ run: $(STAMP)
 	PORT=$(PORT) bash scripts/run.sh
 
 test: $(STAMP)
-	$(BIN)/pytest -n 2 -q
+	$(BIN)/pytest -n 2
 
 test-scale: $(STAMP)
-	$(BIN)/pytest -q -m scale
+	$(BIN)/pytest -m scale
 
 # The production topology (apps/core/local_stack.py) in the foreground; Ctrl-C stops it.
 stack: $(STAMP)
@@ -39,7 +39,7 @@ stack: $(STAMP)
 
 # Brings the stack up on free ports, runs tests/stack over HTTP against it, tears it down.
 test-stack: $(STAMP)
-	$(BIN)/pytest -q -p no:randomly -m stack tests/stack
+	$(BIN)/pytest -p no:randomly -m stack tests/stack
 
 # docker/compose.yaml mirrors `make stack`; its syntax and references are checked, not run.
 compose-check:

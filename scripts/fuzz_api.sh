@@ -49,6 +49,8 @@ trap cleanup EXIT INT TERM
 start_server
 
 status=0
+# Schemathesis frames its section lines as pytest frames its closing line ("=== 3 warnings in
+# 90s ==="); they are unframed so no reader of this log takes them for a test run's result.
 # One schemathesis worker: with two threads, hypothesis parses lambda sources concurrently and
 # CPython 3.11's ast.parse is not thread-safe ("AST constructor recursion depth mismatch").
 for key in "$agent_key" "$user_key"; do
@@ -57,7 +59,7 @@ for key in "$agent_key" "$user_key"; do
     -H "Authorization: Bearer ${key}" \
     --checks not_a_server_error,status_code_conformance,response_schema_conformance \
     --max-examples "$MAX_EXAMPLES" --max-time "$MAX_TIME" --seed 1 --workers 1 \
-    --suppress-health-check all || status=1
+    --suppress-health-check all 2>&1 | sed -u -E 's/^=+ (.*[^=]) =+$/schemathesis: \1/; s/^(schemathesis: .*) in ([0-9.]+s)$/\1, \2/' || status=1
 done
 
 stop_server
