@@ -95,10 +95,13 @@ MEMORY_RECALL_RERANK_CONFIDENT_SPREAD = 0.05
 MEMORY_RECALL_TIME_WORDS = env.bool("ENGRAM_MEMORY_RECALL_TIME_WORDS", default=True)
 # How many of the window's best hits go first; the usual ranking follows.
 MEMORY_RECALL_TIME_WINDOW_FIRST = env.int("ENGRAM_MEMORY_RECALL_TIME_WINDOW_FIRST", default=3)
-# Two live hits at least this similar (cosine of their vectors) say the same thing: the later
-# fact ranks first (apps/memory/selectors/recall/recency.py). Above 1: off.
+# For a question about how things stand now (apps/extraction/state_questions.py), two live
+# hits at least this similar (cosine of their vectors) tell one fact: the later ranks first
+# (apps/memory/selectors/recall/recency.py). Above 1: off. Scaled for the local MiniLM, where
+# two statements about one thing in other words ("a big fan of pottery", "a break from
+# pottery") sit at 0.5-0.7 and unrelated ones below 0.3.
 MEMORY_RECALL_SAME_FACT_SIMILARITY = env.float(
-    "ENGRAM_MEMORY_RECALL_SAME_FACT_SIMILARITY", default=2.0
+    "ENGRAM_MEMORY_RECALL_SAME_FACT_SIMILARITY", default=0.5
 )
 MEMORY_RECALL_SAME_FACT_HEAD = env.int("ENGRAM_MEMORY_RECALL_SAME_FACT_HEAD", default=10)
 

@@ -1,6 +1,7 @@
-"""Of two live hits that say nearly the same thing, the later fact first (off by default:
-``MEMORY_RECALL_SAME_FACT_SIMILARITY`` above 1), only within the ranking's head, never a
-promoted memory above an explicit one, and never across subjects."""
+"""For a question about how things stand now, of two live hits that say nearly the same thing
+the later fact first (``MEMORY_RECALL_SAME_FACT_SIMILARITY``; above 1: off), only within the
+ranking's head, never a promoted memory above an explicit one, and never across subjects. A
+question about an event keeps the ranking's order."""
 
 from datetime import UTC, datetime
 
@@ -21,10 +22,10 @@ AUGUST = datetime(2023, 8, 1, tzinfo=UTC)
 SIMILAR = 0.35
 
 
-def _texts(tenant, subject="a"):
+def _texts(tenant, subject="a", query=QUERY):
     return [
         hit.memory.text
-        for hit in memory_recall(tenant=tenant, subject_id=subject, query=QUERY).results
+        for hit in memory_recall(tenant=tenant, subject_id=subject, query=query).results
     ]
 
 
@@ -37,8 +38,18 @@ def pottery(tenant):
     remember(tenant, "b", "Melanie went back to pottery classes.", occurred_at=AUGUST)
 
 
-def test_off_by_default_the_ranking_stands(tenant, pottery):
+def test_off_the_ranking_stands(tenant, pottery, settings):
+    settings.MEMORY_RECALL_SAME_FACT_SIMILARITY = 2.0
+
     texts = _texts(tenant)
+
+    assert texts.index(FAN) < texts.index(BREAK)
+
+
+def test_a_question_about_an_event_keeps_the_ranking(tenant, pottery, settings):
+    settings.MEMORY_RECALL_SAME_FACT_SIMILARITY = SIMILAR
+
+    texts = _texts(tenant, query="When did Melanie do pottery?")
 
     assert texts.index(FAN) < texts.index(BREAK)
 

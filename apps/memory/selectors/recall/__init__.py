@@ -36,6 +36,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
+from apps.extraction.state_questions import asks_current_state
 from apps.extraction.time_words import event_anchor, time_window
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
@@ -158,22 +159,27 @@ def memory_recall(
         mode=mode,
         as_of=as_of,
     )
-    result = read(include_superseded=include_superseded, narrowing=narrowing)
-    window, anchor = None, None
+    window, anchor, event = None, None, None
     if settings.MEMORY_RECALL_TIME_WORDS:
         window = time_window(query, reference=timezone.now() if as_of is None else as_of)
         event = event_anchor(query) if window is None else None
-        if event is not None:
-            # The event's own memory, found as any memory is: every version, same scope.
-            found = read(
-                query=event.event,
-                query_embedding=None,
-                limit=1,
-                include_superseded=True,
-                narrowing=narrowing,
-                superseded_last=False,
-            )
-            window, anchor = event_window(event, found.results) or (None, None)
+    # Of two hits that tell one fact, the later is the answer to how things stand now, and
+    # only to that: a question about an event or a time keeps the ranking's order.
+    later_first = window is None and event is None and asks_current_state(query)
+    result = read(
+        include_superseded=include_superseded, narrowing=narrowing, later_first=later_first
+    )
+    if event is not None:
+        # The event's own memory, found as any memory is: every version, same scope.
+        found = read(
+            query=event.event,
+            query_embedding=None,
+            limit=1,
+            include_superseded=True,
+            narrowing=narrowing,
+            superseded_last=False,
+        )
+        window, anchor = event_window(event, found.results) or (None, None)
     preferred = 0
     if window is not None:
         # Every version that held in the window: what was true then is what the question asks
@@ -204,10 +210,11 @@ def _ranked(
     as_of: datetime | None,
     narrowing: RecordFilter | None,
     superseded_last: bool = True,
+    later_first: bool = False,
 ) -> RecallResult:
     """One ranking of the scope in ``mode``, degraded to the keyword fallback when it must,
     what still holds first (:func:`prefer_current`; a superseded hit last unless not
-    ``superseded_last``)."""
+    ``superseded_last``; with ``later_first``, of two hits that tell one fact the later)."""
     degrade = functools.partial(
         fallback_recall,
         tenant=tenant,
@@ -283,7 +290,7 @@ def _ranked(
         )
     result.results = prefer_current(
         result.results,
-        _same_fact(tenant, subject_id, result),
+        _same_fact(tenant, subject_id, result) if later_first else set(),
         superseded_last=superseded_last,
     )
     return result

@@ -1,0 +1,37 @@
+"""Questions about how things stand now, told apart from questions about an event.
+
+"How many dogs does Andrew have?" asks for the current value of something that may have
+changed; of two memories that tell it, the later is the answer. "When did Melanie go camping?"
+asks about one event; the later of two similar memories is another event, not a newer value.
+Recall orders the later of two near-identical memories first only for the first kind
+(:mod:`apps.memory.selectors.recall.recency`), so the gate below is deliberately narrow:
+a question must say outright that it asks about the present or about how something turned out.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["asks_current_state"]
+
+# Words that place a question in the present: "What book is Jon currently reading?"
+_NOW = r"\b(?:now|currently|current|these days|nowadays|still|anymore|any more|at the moment|at present|presently|so far|to date|as of today)\b"
+# How something turned out, or how far it has come.
+_OUTCOME = r"\bwhat (?:became|has become) of\b|\bhow far along\b|\bwhat(?:'s| is) the status\b"
+_ATTEMPT = r"^did [\w' ]+? (?:pass|fail|get|win|land|finish|complete|receive|recover|succeed)\b"
+# A count of what someone has: "How many dogs does Maria have?"
+_HOW_MANY = r"^how many [\w' -]+? (?:does|do) [\w' ]+? (?:have|own|keep)\b"
+# A standing that changes over a life: "Is Evan married?", "Where does James live?"
+_STANDING = (
+    r"^(?:is|are) [\w' ]+? (?:married|single|together|engaged|divorced|separated|dating|"
+    r"healed|pregnant|retired|employed|unemployed|vegan|vegetarian)\b"
+    r"|^where (?:does|do) [\w' ]+? (?:live|work|stay)\b"
+    r"|^what (?:job|work|position|role|diet) (?:does|do) [\w' ]+? (?:have|do|hold|follow)\b"
+    r"|^(?:has|have) [\w' ]+? (?:come out|been released|finished|ended|started|healed|recovered)\b"
+)
+_STATE = re.compile("|".join((_NOW, _OUTCOME, _ATTEMPT, _HOW_MANY, _STANDING)), re.IGNORECASE)
+
+
+def asks_current_state(question: str) -> bool:
+    """Whether ``question`` asks how something stands now or how it turned out."""
+    return _STATE.search(question.strip()) is not None

@@ -1,0 +1,48 @@
+"""Which questions ask how things stand now (the later of two memories of one fact answers
+them), and which ask about an event (the ranking's order stands)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.extraction.state_questions import asks_current_state
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is Melanie doing pottery these days?",
+        "What book is Jon currently reading?",
+        "Does John still have his job?",
+        "Where does the user work now?",
+        "What became of Joanna's first screenplay?",
+        "How far along is Caroline with adopting a child?",
+        "What's the status of the migration?",
+        "Did Gina get the design internship?",
+        "How many dogs does Maria have?",
+        "Is the user married?",
+        "Where does the user live?",
+        "What diet does the user follow?",
+        "Has the new album come out?",
+    ],
+)
+def test_questions_about_how_things_stand(question):
+    assert asks_current_state(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did Melanie go camping?",
+        "What did Caroline paint last week?",
+        "Where did James go on vacation?",
+        "Did Melanie go camping in June?",
+        "What does Melanie do to destress?",
+        "How many times has John been to Paris?",
+        "Where did the user live before the move?",
+        "Which database did the team choose?",
+        "Is it snowing?",
+    ],
+)
+def test_questions_about_an_event_or_a_habit(question):
+    assert not asks_current_state(question)
