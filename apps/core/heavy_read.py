@@ -34,12 +34,12 @@ class HeavyReadShed(Exception):
 
 @contextmanager
 def _slot(key: str, *, limit: int, scope: str, owner: str) -> Iterator[None]:
-    cache.add(key, 0, timeout=SLOT_TTL_SECONDS)
+    # One cache round trip when the count exists (the usual case), two when it must be made.
     try:
         in_flight = cache.incr(key)
     except ValueError:
-        cache.add(key, 1, timeout=SLOT_TTL_SECONDS)
-        in_flight = 1
+        # No count yet, or it expired: make it, unless another request just did.
+        in_flight = 1 if cache.add(key, 1, timeout=SLOT_TTL_SECONDS) else cache.incr(key)
     try:
         if in_flight > limit:
             emit(f"heavy_read.{scope}_shed", {"count": 1})

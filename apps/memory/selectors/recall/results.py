@@ -102,6 +102,8 @@ def prefer_current(
     ordered = [hit for hit in results if hit.memory.superseded_by_id is None or not superseded_last]
     if superseded_last:
         ordered += [hit for hit in results if hit.memory.superseded_by_id is not None]
+    if not same_fact and not any(hit.memory.conflicts_with for hit in ordered):
+        return ordered  # nothing related: no pair to put in order
 
     def related(first: Memory, second: Memory) -> bool:
         return second.pk in first.conflicts_with or frozenset((first.pk, second.pk)) in same_fact
