@@ -21,6 +21,7 @@ tests/lab/test_mem0_compare.py. docs/benchmarks/mem0.md has the figures.
 
 from __future__ import annotations
 
+import logging
 import os
 import statistics
 import tempfile
@@ -42,6 +43,8 @@ WARMUP_QUERIES = 20
 ENGRAM = "engram"
 MEM0 = "mem0"
 SYSTEMS = (ENGRAM, MEM0)
+#: Engram asked in this process too, right after its HTTP round: informational.
+ENGRAM_IN_PROCESS = "engram_in_process"
 MEM0_MISSING = (
     "mem0ai is not installed: run `make compare-venv` (it installs requirements/compare.txt "
     "into .venv); the rest of the lab does not need it"
@@ -67,11 +70,14 @@ class SystemFigures:
     p50_ms: float
     p95_ms: float
     errors: int = 0
+    #: Results per answer, on average (a system may return fewer than the limit).
+    mean_returned: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "questions": self.questions,
             "errors": self.errors,
+            "mean_returned": round(self.mean_returned, 2),
             "recall": {f"R@{k}": round(v, 4) for k, v in sorted(self.recall.items())},
             "latency_ms": {"p50": round(self.p50_ms, 2), "p95": round(self.p95_ms, 2)},
         }
@@ -88,6 +94,7 @@ def system_figures(
         p50_ms=report.latency_p50_ms,
         p95_ms=report.latency_p95_ms,
         errors=errors,
+        mean_returned=statistics.fmean(len(r.retrieved) for r in results) if results else 0.0,
     )
 
 
@@ -102,6 +109,7 @@ def median_figures(rounds: Sequence[SystemFigures]) -> SystemFigures:
         p50_ms=statistics.median(r.p50_ms for r in rounds),
         p95_ms=statistics.median(r.p95_ms for r in rounds),
         errors=max(r.errors for r in rounds),
+        mean_returned=statistics.median(r.mean_returned for r in rounds),
     )
 
 
@@ -203,6 +211,38 @@ def engram_ask(
     return run
 
 
+def engram_ask_in_process(*, tenant: Any, conversations: Sequence[locomo.Conversation]) -> AskRun:
+    """Every question through ``memory_recall(limit=10)`` in this process, as mem0 is asked:
+    no HTTP, auth or rendering, the query vector cache off (mem0 keeps none). For reading the
+    HTTP figure against, not the comparison itself."""
+    from django.test import override_settings
+
+    from apps.memory.selectors import memory_recall
+    from lab.locomo.harness import subject_for
+
+    asked = questions_of(conversations)
+    run = AskRun()
+
+    def recall(conversation: locomo.Conversation, text: str) -> tuple[str, ...]:
+        result = memory_recall(
+            tenant=tenant,
+            subject_id=subject_for(conversation.sample_id),
+            query=text,
+            limit=SEARCH_LIMIT,
+        )
+        return tuple(str((hit.memory.metadata or {}).get("dia_id", "")) for hit in result.results)
+
+    with override_settings(EMBEDDING_QUERY_CACHE_SIZE=0):
+        for conversation, question in asked[:WARMUP_QUERIES]:
+            recall(conversation, f"{question.question} (warm-up)")
+        for conversation, question in asked:
+            started = time.perf_counter()
+            retrieved = recall(conversation, question.question)
+            latency_ms = (time.perf_counter() - started) * 1000
+            run.results.append(_result(conversation, question, retrieved, latency_ms))
+    return run
+
+
 def _result(
     conversation: locomo.Conversation,
     question: locomo.Question,
@@ -224,6 +264,8 @@ def _result(
 def load_mem0() -> Any:
     """``mem0.Memory``, imported with telemetry off and its home in a temporary directory."""
     os.environ["MEM0_TELEMETRY"] = "False"
+    # One INFO line per stored vector otherwise.
+    logging.getLogger("mem0").setLevel(logging.WARNING)
     os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-home-"))
     try:
         from mem0 import Memory

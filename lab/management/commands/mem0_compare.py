@@ -123,7 +123,9 @@ class Command(EngramCommand):
         started = time.perf_counter()
         load_before = _load()
         tenant = harness.evaluation_tenant_create()
-        rounds: dict[str, list[compare.SystemFigures]] = {name: [] for name in compare.SYSTEMS}
+        rounds: dict[str, list[compare.SystemFigures]] = {
+            name: [] for name in (*compare.SYSTEMS, compare.ENGRAM_IN_PROCESS)
+        }
         try:
             # Engram: the service path the batch write API calls, then every row embedded.
             timing = harness.ingest(
@@ -147,17 +149,21 @@ class Command(EngramCommand):
                                 )
                         else:
                             run = compare.mem0_ask(memory, conversations)
-                        figures = compare.system_figures(run.results, errors=run.errors)
-                        rounds[system].append(figures)
-                        self._say(
-                            f"round {index + 1} {system}: R@10 {figures.recall[10]:.3f} "
-                            f"p50 {figures.p50_ms:.1f} ms p95 {figures.p95_ms:.1f} ms"
-                        )
+                        self._record(rounds, system, run, index)
+                        if system == compare.ENGRAM:
+                            run = compare.engram_ask_in_process(
+                                tenant=tenant, conversations=conversations
+                            )
+                            self._record(rounds, compare.ENGRAM_IN_PROCESS, run, index)
         finally:
             deleted = harness.evaluation_tenant_remove(tenant=tenant)
         comparison = compare.Comparison(
             engram=compare.median_figures(rounds[compare.ENGRAM]),
             mem0=compare.median_figures(rounds[compare.MEM0]),
+        )
+        in_process = compare.Comparison(
+            engram=compare.median_figures(rounds[compare.ENGRAM_IN_PROCESS]),
+            mem0=comparison.mem0,
         )
         questions = [q.question for c in conversations for q in c.questions]
         return {
@@ -170,6 +176,11 @@ class Command(EngramCommand):
             "repeat": options["repeat"],
             "figures_are": "medians over rounds" if options["repeat"] > 1 else "one round",
             **comparison.as_dict(),
+            # Engram asked like mem0 (in this process, no HTTP): where the HTTP time goes.
+            compare.ENGRAM_IN_PROCESS: in_process.engram.as_dict(),
+            "p50_ratio_mem0_over_engram_in_process": (
+                None if in_process.p50_ratio is None else round(in_process.p50_ratio, 2)
+            ),
             "rounds": {
                 name: [figures.as_dict() for figures in per_round]
                 for name, per_round in rounds.items()
@@ -203,6 +214,20 @@ class Command(EngramCommand):
             "machine": {"cpus": _cpus(), "platform": platform.platform()},
         }
 
+    def _record(
+        self,
+        rounds: dict[str, list[compare.SystemFigures]],
+        system: str,
+        run: compare.AskRun,
+        index: int,
+    ) -> None:
+        figures = compare.system_figures(run.results, errors=run.errors)
+        rounds[system].append(figures)
+        self._say(
+            f"round {index + 1} {system}: R@10 {figures.recall[10]:.3f} "
+            f"p50 {figures.p50_ms:.1f} ms p95 {figures.p95_ms:.1f} ms"
+        )
+
     def _say(self, line: str) -> None:
         print(line, file=sys.stderr, flush=True)  # noqa: T201
 
@@ -222,23 +247,30 @@ def _human(data: dict[str, Any]) -> str:
         f"LoCoMo, {', '.join(data['conversations'])}: {data['questions']} questions "
         f"(categories 1-4), limit {data['limit']}, {data['figures_are']}"
         + (f" of {data['repeat']}" if data["repeat"] > 1 else ""),
-        f"  {'system':<8} {'R@5':>6} {'R@10':>6} {'p50 ms':>8} {'p95 ms':>8} {'errors':>6}",
+        f"  {'system':<17} {'R@5':>6} {'R@10':>6} {'p50 ms':>8} {'p95 ms':>8} "
+        f"{'errors':>6} {'n/q':>5}",
     ]
     for name, how in (
         (compare.ENGRAM, "over HTTP, whole request"),
         (compare.MEM0, "in-process Memory.search, no HTTP"),
+        (compare.ENGRAM_IN_PROCESS, "in-process memory_recall, informational"),
     ):
         block = data[name]
         recall, latency = block["recall"], block["latency_ms"]
         lines.append(
-            f"  {name:<8} {recall['R@5']:>6.3f} {recall['R@10']:>6.3f} {latency['p50']:>8.1f} "
-            f"{latency['p95']:>8.1f} {block['errors']:>6}  ({how})"
+            f"  {name:<17} {recall['R@5']:>6.3f} {recall['R@10']:>6.3f} {latency['p50']:>8.1f} "
+            f"{latency['p95']:>8.1f} {block['errors']:>6} {block['mean_returned']:>5.1f}  ({how})"
         )
     ratio = data["p50_ratio_mem0_over_engram"]
     lead = data["recall_lead_engram_minus_mem0"]
     lines.append(
         f"p50 ratio (mem0 / Engram): {'n/a' if ratio is None else f'{ratio:.2f}x'}; "
         f"recall lead (Engram - mem0): R@5 {lead['R@5']:+.3f}, R@10 {lead['R@10']:+.3f}"
+    )
+    ratio_in = data["p50_ratio_mem0_over_engram_in_process"]
+    lines.append(
+        "p50 ratio (mem0 / Engram in-process, both without HTTP): "
+        f"{'n/a' if ratio_in is None else f'{ratio_in:.2f}x'}"
     )
     mem0 = data["mem0_setup"]
     lines.append(
