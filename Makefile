@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export ENGRAM_DATA_DIR ?= $(CURDIR)/.data
 
-.PHONY: run test test-scale stack test-stack compose-check fuzz fault-suite lint format migrate venv clean-data stop-db bench
+.PHONY: run test test-scale stack test-stack compose-check fuzz fault-suite lint format migrate venv clean-data stop-db bench compare-venv
 
 CLIENT := clients/python
 
@@ -20,6 +20,11 @@ $(STAMP): requirements/base.txt requirements/local.txt requirements/constraints.
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# mem0 for `manage.py mem0_compare` (docs/benchmarks/mem0.md), not a project dependency:
+# every package pinned in requirements/compare.txt, --no-deps so nothing installed changes.
+compare-venv: $(STAMP)
+	$(BIN)/pip install --quiet --no-deps -r requirements/compare.txt
 
 migrate: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput

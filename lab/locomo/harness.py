@@ -18,7 +18,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -284,24 +285,21 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float) 
     raise RuntimeError("the web server did not start")
 
 
-def http_latency(
-    *,
-    tenant: Tenant,
-    conversations: Sequence[Conversation],
-    mode: str | None,
-    max_queries: int | None = None,
-) -> HttpLatency:
-    """``POST /api/v1/memory/recall {query, limit: 10}`` for every question, one at a time,
-    against the web tier as ``make run`` starts it (gunicorn with ``config/gunicorn.py``:
-    its processes, threads and embedding threads), one agent key per conversation's subject.
-    The clock runs from sending the request to reading the whole response, so the query
-    embedding, auth, rate limit, both legs and rendering are all in it."""
-    keys = {
+def agent_keys(*, tenant: Tenant, conversations: Sequence[Conversation]) -> dict[str, str]:
+    """One agent key per conversation, scoped to its subject, as a client holds it."""
+    return {
         c.sample_id: api_key_create(
             tenant=tenant, role=ApiKeyRole.AGENT, agent_id=subject_for(c.sample_id)
         ).raw_key
         for c in conversations
     }
+
+
+@contextmanager
+def web_server() -> Iterator[str]:
+    """The web tier as ``make run`` starts it (gunicorn with ``config/gunicorn.py``: its
+    processes, threads and embedding threads) on a free loopback port; yields the API's base
+    URL (``http://127.0.0.1:<port>/api/v1``) and stops the server on leaving."""
     port = _free_port()
     env = {
         **os.environ,
@@ -315,14 +313,37 @@ def http_latency(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    outcome = HttpLatency()
     try:
         _wait_for_port(port, server, 120)
+        yield f"http://127.0.0.1:{port}/api/v1"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def http_latency(
+    *,
+    tenant: Tenant,
+    conversations: Sequence[Conversation],
+    mode: str | None,
+    max_queries: int | None = None,
+) -> HttpLatency:
+    """``POST /api/v1/memory/recall {query, limit: 10}`` for every question, one at a time,
+    against :func:`web_server`, one agent key per conversation's subject. The clock runs from
+    sending the request to reading the whole response, so the query embedding, auth, rate
+    limit, both legs and rendering are all in it."""
+    keys = agent_keys(tenant=tenant, conversations=conversations)
+    outcome = HttpLatency()
+    with web_server() as url:
         questions = [(c.sample_id, q.question) for c in conversations for q in c.questions]
         if max_queries is not None:
             questions = questions[:max_queries]
         body_extra = {} if mode is None else {"mode": mode}
-        http = KeepAliveClient(f"http://127.0.0.1:{port}/api/v1")
+        http = KeepAliveClient(url)
         try:
 
             def recall(sample_id: str, query: str) -> str:
@@ -344,11 +365,4 @@ def http_latency(
                 outcome.latencies_ms.append(elapsed)
         finally:
             http.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
     return outcome
