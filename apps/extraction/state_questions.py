@@ -15,7 +15,10 @@ import re
 __all__ = ["asks_current_state"]
 
 # Words that place a question in the present: "What book is Jon currently reading?"
-_NOW = r"\b(?:now|currently|current|these days|nowadays|still|anymore|any more|at the moment|at present|presently|so far|to date|as of today)\b"
+_NOW = (
+    r"\b(?:now|currently|current|these days|nowadays|still|anymore|any more|at the moment"
+    r"|at present|presently|so far|to date|as of today)\b"
+)
 # How something turned out, or how far it has come.
 _OUTCOME = r"\bwhat (?:became|has become) of\b|\bhow far along\b|\bwhat(?:'s| is) the status\b"
 _ATTEMPT = r"^did [\w' ]+? (?:pass|fail|get|win|land|finish|complete|receive|recover|succeed)\b"

@@ -12,7 +12,7 @@ from apps.tenancy.models import ApiKeyRole
 from apps.tenancy.services import api_key_create
 from tests.memory.promotion_pipeline.conftest import FakePromoter, fact
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "heavy_read"])
 
 
 def _claude_transcript(path, *exchanges):

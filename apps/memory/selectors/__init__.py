@@ -1,6 +1,10 @@
 """Reads on agent memory. Import from the submodules; this package re-exports the public API."""
 
-from apps.memory.selectors.changes import memory_change_candidates, memory_texts
+from apps.memory.selectors.changes import (
+    memory_change_candidates,
+    memory_live_candidates,
+    memory_texts,
+)
 from apps.memory.selectors.listing import (
     memory_list,
     memory_list_all_subjects,
@@ -53,6 +57,7 @@ __all__ = [
     "memory_change_candidates",
     "memory_list",
     "memory_list_all_subjects",
+    "memory_live_candidates",
     "memory_live_count",
     "memory_provenance",
     "memory_recall",

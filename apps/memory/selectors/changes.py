@@ -67,6 +67,17 @@ def memory_change_candidates(
     return list(rows.only(*CANDIDATE_FIELDS).order_by("-valid_from", "id")[:limit])
 
 
+def memory_live_candidates(
+    *, tenant: Tenant, subject_id: str, ids: Sequence[uuid.UUID]
+) -> list[Memory]:
+    """Those of ``ids`` that are the subject's live memories, read as the detector reads a
+    candidate, on the primary (inside the write's transaction, what holds now)."""
+    rows = Memory.objects.using(PRIMARY).filter(
+        tenant=tenant, subject_id=subject_id, superseded_by__isnull=True, pk__in=list(ids)
+    )
+    return list(rows.only(*CANDIDATE_FIELDS).order_by("-valid_from", "id"))
+
+
 def memory_texts(
     *, tenant: Tenant, subject_id: str, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, str]:

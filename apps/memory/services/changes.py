@@ -36,7 +36,11 @@ from apps.core.telemetry import emit
 from apps.extraction.changes import Claim, conflict, extract_claims, search_words
 from apps.extraction.changes.claims import claim_share
 from apps.memory.models import Memory, MemorySource, SupersedeReason
-from apps.memory.selectors import memory_change_candidates, memory_texts
+from apps.memory.selectors import (
+    memory_change_candidates,
+    memory_live_candidates,
+    memory_texts,
+)
 from apps.memory.services.validity import memory_flag_conflict, memory_retire
 from apps.tenancy.models import Tenant
 
@@ -78,6 +82,18 @@ def _changed_back(*, tenant: Tenant, subject_id: str, older: Memory, later: Clai
     return False
 
 
+def _precedence(candidate: Memory, new: Memory) -> tuple[Memory, Memory] | None:
+    """``(older, later)`` of two memories that state one attribute's values, when the later
+    may retire the older; ``None`` when deciding would be a guess: both became true at the
+    same time, or the older is explicit and the later promoted."""
+    if new.valid_from == candidate.valid_from:
+        return None
+    older, later = (candidate, new) if new.valid_from > candidate.valid_from else (new, candidate)
+    if older.source == MemorySource.EXPLICIT and later.source == MemorySource.PROMOTED:
+        return None
+    return older, later
+
+
 def _decide(
     *,
     tenant: Tenant,
@@ -88,18 +104,16 @@ def _decide(
 ) -> tuple[Memory, Memory, Claim] | None:
     """``(older, later, the later's claim)`` when the older memory is retired; ``None`` when
     the two are flagged instead (see the module docstring)."""
-    if new.valid_from == candidate.valid_from:
+    ordered = _precedence(candidate, new)
+    if ordered is None:
         return None
-    if new.valid_from > candidate.valid_from:
-        older, later = candidate, new
+    older, later = ordered
+    if older is candidate:
         older_claims = [old for old, _ in pairs]
         later_claim = pairs[0][1]
     else:
-        older, later = new, candidate
         older_claims = [ours for _, ours in pairs]
         later_claim = pairs[0][0]
-    if older.source == MemorySource.EXPLICIT and later.source == MemorySource.PROMOTED:
-        return None
     if claim_share(older.text, older_claims) < settings.MEMORY_CHANGE_MIN_CLAIM_SHARE:
         return None
     if _changed_back(tenant=tenant, subject_id=subject_id, older=older, later=later_claim):
@@ -173,6 +187,50 @@ def memory_detect_changes(
             outcome.superseded.append((older.pk, later.pk, reason))
             if older is new:
                 break  # the new memory is history already: nothing more to retire by it
+    _emit(tenant, outcome)
+    return outcome
+
+
+def memory_apply_change_decisions(
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    new: Memory,
+    updates: Sequence[uuid.UUID],
+    contradicts: Sequence[uuid.UUID],
+) -> ChangeOutcome:
+    """The compiler model's word on ``new`` (just inserted), in place of the offline rules:
+    each live memory it ``updates`` is retired by the later of the two
+    (``changed_value:model``), or both are flagged where the detector's precedence would
+    (:func:`_precedence`: the same time, or a promoted memory against an explicit one); each it
+    ``contradicts`` is flagged with it. Helper: inside the write's transaction, scope lock held;
+    a memory retired since the model was asked is left alone."""
+    outcome = ChangeOutcome()
+    named = [*updates, *contradicts]
+    if not named or new.superseded_by_id is not None:
+        return outcome
+    reason = f"{SupersedeReason.CHANGED_VALUE}:model"
+    now = timezone.now()
+    for candidate in memory_live_candidates(tenant=tenant, subject_id=subject_id, ids=named):
+        if candidate.pk == new.pk:
+            continue
+        ordered = _precedence(candidate, new) if candidate.pk in updates else None
+        if ordered is None:
+            memory_flag_conflict(tenant=tenant, subject_id=subject_id, first=candidate, second=new)
+            outcome.flagged.append((candidate.pk, new.pk))
+            continue
+        older, later = ordered
+        memory_retire(
+            tenant=tenant, subject_id=subject_id, old=older, new=later, reason=reason, now=now
+        )
+        outcome.superseded.append((older.pk, later.pk, reason))
+        if older is new:
+            break  # the new memory is history already: nothing more to retire by it
+    _emit(tenant, outcome)
+    return outcome
+
+
+def _emit(tenant: Tenant, outcome: ChangeOutcome) -> None:
     if outcome.superseded:
         emit(
             "memory_change.superseded",
@@ -183,4 +241,3 @@ def memory_detect_changes(
         emit(
             "memory_change.flagged", {"count": len(outcome.flagged)}, {"tenant_id": str(tenant.pk)}
         )
-    return outcome

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
@@ -49,7 +49,8 @@ from apps.memory.models import (
     SessionPromotion,
     SupersedeReason,
 )
-from apps.memory.services.changes import memory_detect_changes
+from apps.memory.services.changes import memory_apply_change_decisions, memory_detect_changes
+from apps.memory.services.promotion_changes import StatementChanges, promotion_change_decisions
 from apps.memory.services.promotion_lease import (
     TENANT_HALTED,
     UNEXPECTED_ERROR,
@@ -392,6 +393,7 @@ def promotion_persist(
     session_id: str,
     candidates: Sequence[Candidate],
     compiler: str = "",
+    changes: Mapping[int, StatementChanges] | None = None,
 ) -> PersistOutcome:
     """Write gated candidates as ``source: promoted`` memories (spec step 5).
 
@@ -401,6 +403,11 @@ def promotion_persist(
     supersedes the prior *promoted* row — never an explicit one; cross_links are kept only
     when the subject can see the article. Raises :class:`PromotionSnoozed` (nothing written)
     when embeddings are unavailable and :class:`ReservedSubject` for the eval subject.
+
+    ``changes``: the compiler model's word on which stored facts each candidate (by index)
+    puts out of date (:func:`~apps.memory.services.promotion_changes.
+    promotion_change_decisions`), applied in place of the offline change rules; ``None``: the
+    rules decide.
     """
     if subject_id.startswith(RESERVED_SUBJECT_PREFIX):
         raise ReservedSubject("Reserved subjects never receive promoted memories.")
@@ -426,7 +433,7 @@ def promotion_persist(
             content_hashes=[embedding_content_hash(candidate.text) for candidate in candidates],
         )
         # One candidate at a time: a later candidate may paraphrase an earlier one.
-        for candidate, vector in zip(candidates, vectors, strict=True):
+        for index, (candidate, vector) in enumerate(zip(candidates, vectors, strict=True)):
             content_hash = embedding_content_hash(candidate.text)
             if content_hash in forgotten:
                 outcome.forgotten += 1
@@ -479,10 +486,22 @@ def promotion_persist(
                 room -= 1
             # A new value of something the subject held (a job, a city) retires or flags it;
             # an explicit memory is never retired by a promoted one.
-            changes = memory_detect_changes(tenant=tenant, subject_id=subject_id, memories=[memory])
-            outcome.changed += len(changes.superseded)
-            outcome.conflicts += len(changes.flagged)
-            room += len(changes.superseded)  # each retired row left the live count
+            if changes is None:
+                changed = memory_detect_changes(
+                    tenant=tenant, subject_id=subject_id, memories=[memory]
+                )
+            else:
+                said = changes.get(index, StatementChanges())
+                changed = memory_apply_change_decisions(
+                    tenant=tenant,
+                    subject_id=subject_id,
+                    new=memory,
+                    updates=said.updates,
+                    contradicts=said.contradicts,
+                )
+            outcome.changed += len(changed.superseded)
+            outcome.conflicts += len(changed.flagged)
+            room += len(changed.superseded)  # each retired row left the live count
     _emit_outcome(tenant=tenant, outcome=outcome)
     return outcome
 
@@ -565,6 +584,9 @@ def _run_claimed(job: PromotionJob) -> str:
         {"candidates": len(candidates), "survivors": len(survivors)},
         metadata,
     )
+    changes = promotion_change_decisions(
+        tenant=tenant, subject_id=subject_id, candidates=survivors, llm=llm
+    )
     try:
         outcome = promotion_persist(
             tenant=tenant,
@@ -572,6 +594,7 @@ def _run_claimed(job: PromotionJob) -> str:
             session_id=session_id,
             candidates=survivors,
             compiler=compiler_name(llm),
+            changes=changes,
         )
     except PromotionSnoozed:
         # Put the job back so the retry claims it again; the watermark is untouched.

@@ -14,6 +14,14 @@ PROMOTION_SUBJECT_BUDGET_PER_HOUR = env.int("ENGRAM_PROMOTION_SUBJECT_BUDGET_PER
 PROMOTION_NEAR_DUPLICATE_THRESHOLD = env.float(
     "ENGRAM_PROMOTION_NEAR_DUPLICATE_THRESHOLD", default=0.9
 )
+# Where a compiler model is configured, it decides which promoted statements change a stored
+# fact, in place of the offline rules (apps/memory/services/promotion_changes.py): one more
+# call per promotion, shown the subject's memories nearest each statement, at most KNOWN_MAX.
+PROMOTION_MODEL_DECIDES_CHANGES = env.bool("ENGRAM_PROMOTION_MODEL_DECIDES_CHANGES", default=True)
+PROMOTION_CHANGES_KNOWN_PER_STATEMENT = env.int(
+    "ENGRAM_PROMOTION_CHANGES_KNOWN_PER_STATEMENT", default=3
+)
+PROMOTION_CHANGES_KNOWN_MAX = env.int("ENGRAM_PROMOTION_CHANGES_KNOWN_MAX", default=30)
 # Sweep: every interval, promote sessions whose last turn is older than the idle delay and
 # that are still inside the window (oldest-active first, bounded per run).
 # Invariant (asserted at start-up): interval < window < session TTL.

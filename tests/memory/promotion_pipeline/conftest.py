@@ -5,7 +5,7 @@ import json
 import pytest
 
 from apps.memory.services import SessionTurnDraft, session_append_many
-from tests.providers.fake_http import openai_chat_payload
+from tests.providers.fake_http import FakeResponse, openai_chat_payload
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -17,6 +17,17 @@ class FakePromoter:
     def says(self, *memories, raw=None):
         content = raw if raw is not None else json.dumps({"memories": list(memories)})
         self.server.respond_json("POST", CHAT_PATH, openai_chat_payload(content))
+
+    def says_then_decides(self, memories, changes=None, *, decision=None):
+        """The compile reply, then the reply to the change-decision call (``changes``: the
+        pairs, or ``decision``: a whole response of its own, e.g. an error)."""
+        compiled = json.dumps({"memories": list(memories)})
+        decided = decision or FakeResponse(
+            json_body=openai_chat_payload(json.dumps({"changes": list(changes or [])}))
+        )
+        self.server.respond(
+            "POST", CHAT_PATH, FakeResponse(json_body=openai_chat_payload(compiled)), decided
+        )
 
     def fails(self, status=500):
         self.server.respond_json("POST", CHAT_PATH, {"error": {"message": "boom"}}, status=status)
