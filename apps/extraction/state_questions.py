@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["asks_current_state"]
+__all__ = ["asks_current_state", "names_in"]
 
 # Words that place a question in the present: "What book is Jon currently reading?"
 _NOW = (
@@ -38,3 +38,13 @@ _STATE = re.compile("|".join((_NOW, _OUTCOME, _ATTEMPT, _HOW_MANY, _STANDING)), 
 def asks_current_state(question: str) -> bool:
     """Whether ``question`` asks how something stands now or how it turned out."""
     return _STATE.search(question.strip()) is not None
+
+
+# A capitalised word after the first ("Where does Alice work?"), possessive or not.
+_NAME = re.compile(r"(?<=\s)([A-Z][a-z]+)(?:'s)?\b")
+
+
+def names_in(question: str) -> tuple[str, ...]:
+    """The names a question asks about (capitalised words past its first), in order: the
+    later of two memories answers for "Alice" only if both speak of Alice."""
+    return tuple(dict.fromkeys(match.group(1) for match in _NAME.finditer(question.strip())))

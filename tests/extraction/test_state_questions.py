@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.extraction.state_questions import asks_current_state
+from apps.extraction.state_questions import asks_current_state, names_in
 
 
 @pytest.mark.parametrize(
@@ -46,3 +46,17 @@ def test_questions_about_how_things_stand(question):
 )
 def test_questions_about_an_event_or_a_habit(question):
     assert not asks_current_state(question)
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Where does Alice work?", ("Alice",)),
+        ("What became of Joanna's first screenplay?", ("Joanna",)),
+        ("Are James and Samantha together?", ("James", "Samantha")),
+        ("Where does the user live?", ()),
+        ("Melanie: is she still doing pottery?", ()),
+    ],
+)
+def test_the_names_a_question_asks_about(question, names):
+    assert names_in(question) == names

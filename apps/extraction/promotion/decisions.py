@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from apps.extraction.promotion.parser import model_json
+
 DECISION_SCHEMA_NAME = "engram_fact_changes"
 UPDATES = "updates"
 CONTRADICTS = "contradicts"
@@ -101,15 +103,7 @@ def _index(label: object, prefix: str, count: int) -> int | None:
 
 def parse_decisions(raw: str, *, new_count: int, existing_count: int) -> list[Decision] | None:
     """The pairs the model named, by index; ``None`` when the reply is not the schema's JSON."""
-    text = raw.strip()
-    if text.startswith("```"):
-        # Some local models fence JSON despite being asked not to.
-        text = text.strip("`")
-        text = text[text.find("{") :] if "{" in text else ""
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    document = model_json(raw)
     if not isinstance(document, dict) or not isinstance(document.get("changes"), list):
         return None
     decisions: list[Decision] = []

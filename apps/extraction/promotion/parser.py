@@ -36,17 +36,23 @@ def _candidate(item: Any) -> Candidate | None:
     )
 
 
-def parse_candidates(raw: str) -> list[Candidate]:
-    """Candidates from the model's raw text; anything malformed is dropped, item by item."""
+def model_json(raw: str) -> object | None:
+    """The JSON document of a model's raw reply, ``None`` when there is none."""
     text = raw.strip()
     if text.startswith("```"):
         # Some local models fence JSON despite being asked not to.
         text = text.strip("`")
         text = text[text.find("{") :] if "{" in text else ""
     try:
-        document = json.loads(text)
+        document: object = json.loads(text)
     except (ValueError, RecursionError):
-        return []
+        return None
+    return document
+
+
+def parse_candidates(raw: str) -> list[Candidate]:
+    """Candidates from the model's raw text; anything malformed is dropped, item by item."""
+    document = model_json(raw)
     if not isinstance(document, dict) or not isinstance(document.get("memories"), list):
         return []
     parsed = (_candidate(item) for item in document["memories"])

@@ -37,6 +37,7 @@ from apps.providers.embeddings import EmbeddingConfig
 from lab import mem0_compare as compare
 from lab.locomo import dataset as locomo
 from lab.locomo import harness
+from lab.locomo.cli import conversations_for_command
 
 DEFAULT_PATH = harness.ROOT.parent / "shared" / "datasets" / "locomo" / "locomo10.json"
 DEFAULT_CONVERSATIONS = ("conv-26", "conv-30")
@@ -104,12 +105,7 @@ class Command(EngramCommand):
     @override
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["path"]
-        if not path.is_file():
-            raise CommandError(f"no dataset at {path}")
-        try:
-            conversations = locomo.load_locomo(path, sample_ids=options["conversations"])
-        except (ValueError, KeyError) as exc:
-            raise CommandError(f"not a LoCoMo file: {exc}") from exc
+        conversations = conversations_for_command(path, options["conversations"])
         try:
             compare.load_mem0()
         except compare.Mem0Unavailable as exc:

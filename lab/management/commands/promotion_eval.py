@@ -32,8 +32,8 @@ from apps.core.management.base import EngramCommand
 from apps.core.telemetry import emit
 from apps.providers.llm import LLM_PROVIDERS, LLMConfig
 from lab import promotion_eval as evaluation
-from lab.locomo import dataset as locomo
 from lab.locomo import promotion as locomo_promotion
+from lab.locomo.cli import conversations_for_command
 
 
 def _llm_config(options: dict[str, Any]) -> LLMConfig:
@@ -200,10 +200,7 @@ class Command(EngramCommand):
                 "--dataset locomo promotes with the deployment's compiler (ENGRAM_LLM_PROVIDER); "
                 "--provider applies to the labelled set only."
             )
-        try:
-            conversations = locomo.load_locomo(path, sample_ids=options["conversations"])
-        except (ValueError, KeyError) as exc:
-            raise CommandError(f"not a LoCoMo file: {exc}") from exc
+        conversations = conversations_for_command(path, options["conversations"])
 
         def progress(sample_id: str, store: str) -> None:
             print(f"{sample_id}: {store} done", file=sys.stderr, flush=True)  # noqa: T201

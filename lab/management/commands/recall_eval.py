@@ -37,6 +37,7 @@ from apps.memory.selectors import RECALL_MODES
 from apps.providers.embeddings import EmbeddingConfig
 from lab.locomo import dataset as locomo
 from lab.locomo import harness
+from lab.locomo.cli import conversations_for_command
 
 #: ``--loader all``: every client protocol (``locomo.PROTOCOLS``) in one run.
 LOADER_ALL = "all"
@@ -119,12 +120,7 @@ class Command(EngramCommand):
     @override
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["path"]
-        if not path.is_file():
-            raise CommandError(f"no dataset at {path}")
-        try:
-            conversations = locomo.load_locomo(path, sample_ids=options["conversations"])
-        except (ValueError, KeyError) as exc:
-            raise CommandError(f"not a LoCoMo file: {exc}") from exc
+        conversations = conversations_for_command(path, options["conversations"])
         if options["split"] != "all":
             wanted = set(locomo.SPLITS[options["split"]])
             conversations = [c for c in conversations if c.sample_id in wanted]

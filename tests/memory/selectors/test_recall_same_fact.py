@@ -80,3 +80,15 @@ def test_a_promoted_memory_never_goes_above_an_explicit_one(tenant, settings):
     texts = _texts(tenant)
 
     assert texts.index(FAN) < texts.index(BREAK)
+
+
+def test_a_later_memory_of_someone_else_stays_below(tenant, settings):
+    settings.MEMORY_RECALL_SAME_FACT_SIMILARITY = SIMILAR
+    remember(tenant, "a", "Alice works at the Acme office.", occurred_at=MARCH)
+    remember(tenant, "a", "Bob works at the Acme office now.", occurred_at=AUGUST)
+
+    texts = _texts(tenant, query="Where does Alice work?")
+
+    assert texts.index("Alice works at the Acme office.") < texts.index(
+        "Bob works at the Acme office now."
+    )

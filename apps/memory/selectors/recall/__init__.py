@@ -36,7 +36,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
-from apps.extraction.state_questions import asks_current_state
+from apps.extraction.state_questions import asks_current_state, names_in
 from apps.extraction.time_words import event_anchor, time_window
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
@@ -290,18 +290,23 @@ def _ranked(
         )
     result.results = prefer_current(
         result.results,
-        _same_fact(tenant, subject_id, result) if later_first else set(),
+        _same_fact(tenant, subject_id, result, names_in(query)) if later_first else set(),
         superseded_last=superseded_last,
     )
     return result
 
 
-def _same_fact(tenant: Tenant, subject_id: str, result: RecallResult) -> set[frozenset[uuid.UUID]]:
-    """The hits that say nearly the same thing (:mod:`.recency`); none on the fallback path,
-    or when the heavy-read repo cannot be read (the order then stands as ranked)."""
+def _same_fact(
+    tenant: Tenant, subject_id: str, result: RecallResult, names: tuple[str, ...]
+) -> set[frozenset[uuid.UUID]]:
+    """The hits that say nearly the same thing of the question's ``names`` (:mod:`.recency`);
+    none on the fallback path, or when the heavy-read repo cannot be read (the order then
+    stands as ranked)."""
     if result.meta.get("fallback"):
         return set()
     try:
-        return same_fact_pairs(tenant=tenant, subject_id=subject_id, hits=result.results)
+        return same_fact_pairs(
+            tenant=tenant, subject_id=subject_id, hits=result.results, names=names
+        )
     except OperationalError:
         return set()

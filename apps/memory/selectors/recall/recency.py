@@ -11,6 +11,7 @@ applies to two contested memories (a promoted memory never above an explicit one
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
 
@@ -22,20 +23,30 @@ from apps.memory.models import Memory
 from apps.memory.selectors.recall.results import RecallHit
 from apps.tenancy.models import Tenant
 
+_WORD = re.compile(r"[a-z]+")
+
+
+def _named(text: str, names: Sequence[str]) -> frozenset[str]:
+    """Which of ``names`` the text speaks of."""
+    words = set(_WORD.findall(text.lower()))
+    return frozenset(name.lower() for name in names if name.lower() in words)
+
 
 def same_fact_pairs(
-    *, tenant: Tenant, subject_id: str, hits: Sequence[RecallHit]
+    *, tenant: Tenant, subject_id: str, hits: Sequence[RecallHit], names: Sequence[str] = ()
 ) -> set[frozenset[uuid.UUID]]:
     """The pairs among the first ``MEMORY_RECALL_SAME_FACT_HEAD`` of ``hits`` (live and
     embedded) whose vectors' cosine similarity is at least ``MEMORY_RECALL_SAME_FACT_SIMILARITY``
-    (above 1: none). Only the head: re-ordering within it never changes which memories are in
-    it."""
+    (above 1: none) that, when the question names anyone (``names``), speak of one of them
+    both: "Bob works at Globex" is no later value of where Alice works, however alike the
+    sentences. Only the head: re-ordering within it never changes which memories are in it."""
     threshold = settings.MEMORY_RECALL_SAME_FACT_SIMILARITY
-    ids = [
-        hit.memory.pk
+    named = {
+        hit.memory.pk: _named(hit.memory.text, names)
         for hit in hits[: settings.MEMORY_RECALL_SAME_FACT_HEAD]
         if hit.memory.superseded_by_id is None and hit.memory.embedded_at is not None
-    ]
+    }
+    ids = [pk for pk, spoken in named.items() if spoken or not names]
     if threshold > 1 or len(ids) < 2:
         return set()
     rows = list(
@@ -53,4 +64,8 @@ def same_fact_pairs(
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit = vectors / np.where(norms > 0, norms, 1.0)
     similar = np.argwhere(np.triu(unit @ unit.T, k=1) >= threshold)
-    return {frozenset((rows[a][0], rows[b][0])) for a, b in similar}
+    return {
+        frozenset((rows[a][0], rows[b][0]))
+        for a, b in similar
+        if not names or named[rows[a][0]] & named[rows[b][0]]
+    }
