@@ -45,6 +45,10 @@ SERVER_SETTINGS = {
     "shared_buffers": "512MB",
     "maintenance_work_mem": "3GB",
     "autovacuum_work_mem": "256MB",
+    # A new store's tables are analysed within seconds of its first writes: until then the
+    # planner has no statistics, and recall's keyword statement ran 3-5x slower
+    # (docs/benchmarks/load.md, "A new store's first minute").
+    "autovacuum_naptime": "10s",
     "work_mem": "16MB",
     "effective_cache_size": "4GB",
     "max_parallel_maintenance_workers": "2",
@@ -52,7 +56,7 @@ SERVER_SETTINGS = {
     "synchronous_commit": "off",
     "jit": "off",
 }
-SETTINGS_MARKER = "engram-settings-v1"
+SETTINGS_MARKER = "engram-settings-v2"
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
