@@ -25,6 +25,7 @@ writes/s stands for many agents writing at once.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import queue
 import secrets
@@ -52,6 +53,9 @@ MAX_STREAM_THREADS = 128
 SEARCHABLE_TIMEOUT_S = 120.0
 #: Writes per agent: under the default per-subject limit (600 a minute) however fast they go.
 WRITES_PER_SUBJECT = 250
+#: How long a refused request waits before it is sent again (the server's ``Retry-After`` is an
+#: upper bound; a request in flight usually ends well within it).
+IN_FLIGHT_RETRY_S = 0.1
 WORDS = ("kettle", "harbour", "violin", "meadow", "lantern", "orchard", "glacier", "saddle")
 
 
@@ -90,18 +94,38 @@ class Phase:
     writes: list[Write] = field(default_factory=list)
     started_at: float = 0.0
     finished_at: float = 0.0
+    #: Writes the server refused for the agent's requests in flight, and the client sent again.
+    refused_in_flight: int = 0
 
 
 class _Client:
     def __init__(self, url: str, key: str) -> None:
         self.http = KeepAliveClient(f"{url.rstrip('/')}/api/v1", token=key)
+        #: Requests the server refused because the agent had too many in flight (each retried).
+        self.refused_in_flight = 0
 
     def write(self, text: str) -> str:
-        return str(self.http.post_json("/memory", {"text": text})["data"]["id"])
+        return str(self._post("/memory", {"text": text})["data"]["id"])
 
     def recall(self, query: str, mode: str, limit: int = 10) -> list[dict[str, Any]]:
         body = {"query": query, "mode": mode, "limit": limit}
-        return list(self.http.post_json("/memory/recall", body)["data"])
+        return list(self._post("/memory/recall", body)["data"])
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        """The parsed answer, retried as a client would when the server refuses the agent for
+        having too many requests in flight (a slow server keeps an agent's writes, and its
+        checker's recalls, in flight together); any other non-2xx raises ``RuntimeError``."""
+        deadline = time.monotonic() + SEARCHABLE_TIMEOUT_S
+        while True:
+            status, payload = self.http.post_response(path, body)
+            if status.startswith("2"):
+                return json.loads(payload)
+            if status != "429" or _error_code(payload) != "too_many_requests_in_flight":
+                raise RuntimeError(f"POST {path} answered {status}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"POST {path} refused in flight for {SEARCHABLE_TIMEOUT_S} s")
+            self.refused_in_flight += 1
+            time.sleep(IN_FLIGHT_RETRY_S)
 
     def found(self, write: Write, mode: str = "keyword") -> bool:
         query = write.token if mode == "keyword" else write.text
@@ -110,6 +134,13 @@ class _Client:
 
     def close(self) -> None:
         self.http.close()
+
+
+def _error_code(payload: bytes) -> str | None:
+    try:
+        return str(json.loads(payload)["error"]["code"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 class _Agents:
@@ -123,6 +154,9 @@ class _Agents:
         if subject not in self.clients:
             self.clients[subject] = _Client(self.url, self.keys[subject])
         return self.clients[subject]
+
+    def refused_in_flight(self) -> int:
+        return sum(client.refused_in_flight for client in self.clients.values())
 
     def close(self) -> None:
         for client in self.clients.values():
@@ -170,6 +204,7 @@ def _stream(url: str, keys: list[str], *, rate: float, count: int, check_every: 
     ticket_lock = threading.Lock()
     start = time.monotonic() + 0.1
     interval = 1.0 / rate
+    refusals: list[int] = []
 
     def send() -> None:
         agents = _Agents(url, keys)
@@ -190,6 +225,7 @@ def _stream(url: str, keys: list[str], *, rate: float, count: int, check_every: 
                 if index % check_every == 0:
                     pending.put(write)
         finally:
+            refusals.append(agents.refused_in_flight())
             agents.close()
 
     senders = [threading.Thread(target=send) for _ in range(_threads_for(rate))]
@@ -200,6 +236,7 @@ def _stream(url: str, keys: list[str], *, rate: float, count: int, check_every: 
         for thread in senders:
             thread.join()
         phase.finished_at = time.time()
+        phase.refused_in_flight = sum(refusals)
     finally:
         for _ in checkers:
             pending.put(None)
@@ -227,6 +264,7 @@ def _burst(url: str, keys: list[str], *, count: int) -> tuple[Phase, bool]:
             phase.writes.append(write)
         phase.finished_at = time.time()
         last = phase.writes[-1]
+        phase.refused_in_flight = agents.refused_in_flight()
         last_found = agents.of(last.subject).found(last)
     finally:
         agents.close()
@@ -302,7 +340,8 @@ def run(*, url: str, rate: float, count: int, check_every: int = 1) -> dict[str,
             "url": url,
             "stream": {
                 "rate_requested": rate,
-                "writes": count,
+                "writes": len(stream.writes),
+                "refused_in_flight": stream.refused_in_flight,
                 "agents": len(stream_keys),
                 # Writes sent per second, first send to last: the rate the server was offered.
                 "rate_sent": round((len(sent) - 1) / sending, 1) if sending > 0 else None,
@@ -326,7 +365,8 @@ def run(*, url: str, rate: float, count: int, check_every: int = 1) -> dict[str,
                 "semantic_found": semantic_found,
             },
             "burst": {
-                "writes": count,
+                "writes": len(burst.writes),
+                "refused_in_flight": burst.refused_in_flight,
                 "agents": len(burst_keys),
                 "seconds": round(burst.finished_at - burst.started_at, 2),
                 "writes_per_s": round(count / (burst.finished_at - burst.started_at), 1),

@@ -2,13 +2,16 @@
 
 import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import pytest
 from django.db import connections
 
+from apps.core.in_flight import subject_in_flight_slot
 from apps.memory.models import Memory
 from apps.memory.services import memory_backfill_embeddings
-from apps.tenancy.models import Tenant
+from apps.tenancy.models import ApiKeyRole, Tenant
+from apps.tenancy.services import api_key_create, tenant_create
 from lab import load_bench, write_stream
 
 
@@ -43,6 +46,7 @@ def test_a_stream_and_a_burst_are_measured_and_their_tenant_removed(
 
     stream, burst = report["stream"], report["burst"]
     assert stream["writes"] == 12
+    assert stream["refused_in_flight"] >= 0 and burst["refused_in_flight"] >= 0
     assert stream["agents"] == burst["agents"] == 3
     assert stream["keyword_checked"] == stream["keyword_findable"] == 4  # writes 0, 3, 6, 9
     assert stream["embedded"] == 12
@@ -57,6 +61,27 @@ def test_a_stream_and_a_burst_are_measured_and_their_tenant_removed(
     assert burst["all_embedded_s_after_last_write"] is not None
     assert Tenant.objects.filter(slug__startswith="bench-stream-").count() == 0
     assert Memory.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_refused_for_the_agents_requests_in_flight_is_sent_again(live_server, settings):
+    """A slow server keeps an agent's writes and its checker's recalls in flight together; the
+    stream's client waits and sends the write again, as a client would, and counts it."""
+    settings.SUBJECT_MAX_IN_FLIGHT = 1
+    tenant = tenant_create(slug="bench-stream-held", name="held")
+    key = api_key_create(tenant=tenant, role=ApiKeyRole.AGENT, agent_id="stream-0").raw_key
+    held = ExitStack()
+    held.enter_context(subject_in_flight_slot(tenant_id=tenant.pk, subject_id="stream-0"))
+    threading.Timer(0.5, held.close).start()
+
+    client = write_stream._Client(live_server.url, key)
+    try:
+        memory_id = client.write("written once its agent's other request ended")
+    finally:
+        client.close()
+
+    assert client.refused_in_flight >= 1
+    assert Memory.objects.get(pk=memory_id).text == "written once its agent's other request ended"
 
 
 def test_only_a_loopback_server_is_streamed_to():

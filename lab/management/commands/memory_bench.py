@@ -224,7 +224,8 @@ class Command(EngramCommand):
             lines.append(
                 f"{label}: stream {stream['writes']} writes sent at {stream['rate_sent']}/s "
                 f"(asked {stream['rate_requested']}; late p50 {stream['late_ms_p50']} ms p99 "
-                f"{stream['late_ms_p99']} ms), completed at {stream['rate_achieved']}/s, "
+                f"{stream['late_ms_p99']} ms; {stream['refused_in_flight']} refused in flight "
+                f"and sent again), completed at {stream['rate_achieved']}/s, "
                 f"answered p50 {stream['write_ms_p50']} ms p99 {stream['write_ms_p99']} ms: "
                 f"keyword-findable p50 "
                 f"{stream['keyword_ms_p50']} ms p99 {stream['keyword_ms_p99']} ms "
