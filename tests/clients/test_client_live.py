@@ -1,7 +1,9 @@
 """Every method of the sync client, against a live Engram server over real HTTP."""
 
+import threading
 import time
 import uuid
+from contextlib import ExitStack
 from datetime import UTC, datetime
 
 import pytest
@@ -18,6 +20,7 @@ from engram_client import (
     SessionTurn,
 )
 
+from apps.core.in_flight import subject_in_flight_slot
 from apps.knowledge.models import Article, ArticleAccessEvent
 from apps.memory.models import Memory as MemoryRow
 from apps.memory.models import SessionMemory
@@ -459,6 +462,42 @@ def test_a_429_past_the_retries_is_raised_with_its_hint(make_engram, tenant, set
     assert limited.value.retry_after is not None
     assert limited.value.retry_after >= 1
     assert MemoryRow.objects.count() == 1
+
+
+def test_requests_in_flight_are_waited_out_past_max_retries(make_engram, tenant, settings):
+    """The key's one slot is held for 2.5 s: more refusals than ``max_retries`` allows, each
+    waited out (none longer than its ``Retry-After``), and then the write lands once."""
+    settings.SUBJECT_MAX_IN_FLIGHT = 1
+    recorder = Recorder()
+    engram = make_engram(tenant, recorder=recorder, max_retries=1)
+    held = ExitStack()
+    held.enter_context(subject_in_flight_slot(tenant_id=tenant.pk, subject_id="agent-a"))
+    threading.Timer(2.5, held.close).start()
+
+    written = engram.remember("after the other request ended")
+
+    refused = recorder.statuses[:-1]
+    assert recorder.statuses[-1] == 201
+    assert len(refused) > 2  # past max_retries=1: 2.5 s of waits of at most 1 s each
+    assert set(refused) == {429}
+    assert {r.json()["error"]["code"] for r in recorder.responses[:-1]} == {
+        "too_many_requests_in_flight"
+    }
+    assert MemoryRow.objects.get().text == written.text
+
+
+def test_requests_in_flight_are_not_waited_out_without_retries(make_engram, tenant, settings):
+    settings.SUBJECT_MAX_IN_FLIGHT = 1
+    engram = make_engram(tenant, max_retries=0)
+
+    with (
+        subject_in_flight_slot(tenant_id=tenant.pk, subject_id="agent-a"),
+        pytest.raises(RateLimitedError) as limited,
+    ):
+        engram.remember("refused")
+
+    assert limited.value.code == "too_many_requests_in_flight"
+    assert MemoryRow.objects.count() == 0
 
 
 def test_a_batch_larger_than_the_write_rate_admits_is_refused_at_once(

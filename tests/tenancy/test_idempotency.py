@@ -197,7 +197,10 @@ def test_records_past_the_window_are_pruned(tenant, settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_duplicates_write_once(make_caller, tenant):
+def test_concurrent_duplicates_write_once(make_caller, tenant, settings):
+    # All four duplicates in flight at once: the idempotency record, not the in-flight cap,
+    # must be what lets one of them write.
+    settings.SUBJECT_MAX_IN_FLIGHT = 4
     caller = make_caller(tenant, agent_id="agent-a")
     raw_key = caller.issued.raw_key
     barrier = threading.Barrier(4)

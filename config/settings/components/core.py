@@ -11,10 +11,12 @@ HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = env.int(
 
 # Requests one subject (an agent id, or any other key) may have in flight at once, across the
 # web tier (without REDIS_URL, each web process its share); the next is 429
-# `too_many_requests_in_flight` with Retry-After before any work. An agent on a few concurrent
-# connections stays under it; one on more cannot hold every web thread, or every core, its
-# tenant's other agents need.
-SUBJECT_MAX_IN_FLIGHT = env.int("ENGRAM_SUBJECT_MAX_IN_FLIGHT", default=4)
+# `too_many_requests_in_flight` with Retry-After before any work. An agent that sends one
+# request at a time never meets it; one on more connections cannot hold every web thread, or
+# every core, its tenant's other agents need. Two rather than four: a flooding agent then has
+# one request in each of `make run`'s two web processes instead of two, and a quiet agent of the
+# tenant kept its p99 within 2x of its p99 alone (docs/benchmarks/flood.md).
+SUBJECT_MAX_IN_FLIGHT = env.int("ENGRAM_SUBJECT_MAX_IN_FLIGHT", default=2)
 # How many web processes serve requests: config/gunicorn.py sets it in each. Without a shared
 # cache each process holds its share of the cap above.
 WEB_PROCESSES = env.int("ENGRAM_WEB_PROCESSES", default=1)

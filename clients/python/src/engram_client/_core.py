@@ -64,6 +64,12 @@ IMPERSONATION_HEADER = "X-Impersonate-Tenant"
 RETRY_STATUSES = frozenset({429, 503})
 #: A 409 with this code means "your first attempt is still running": wait and ask again.
 IN_PROGRESS_CODE = "idempotency_key_in_progress"
+#: A 429 with this code means "this key already has the server's cap of requests running"
+#: (docs/operators.md, "Requests in flight"): no budget is spent, a slot frees as soon as one
+#: of them ends, so such a refusal is waited out apart from ``max_retries``, for at most
+#: ``IN_FLIGHT_WAIT_MAX`` seconds a call.
+IN_FLIGHT_CODE = "too_many_requests_in_flight"
+IN_FLIGHT_WAIT_MAX = 30.0
 #: The server's code for a session id no session may have (docs/memory.md, "Session ids").
 INVALID_SESSION_ID_CODE = "invalid_session_id"
 #: Failures where the request may or may not have reached Engram; a write is still safe to
@@ -560,6 +566,26 @@ def rate_limit_per_window(details: Mapping[str, Any]) -> int | None:
     """What one window of the limit a 429 names admits (its ``details.limit``), if given."""
     limit = details.get("limit")
     return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
+def in_flight_delay(
+    options: ClientOptions, response: httpx.Response, *, waited: float
+) -> float | None:
+    """How long to wait before resending a request refused because this key had the server's
+    cap of requests in flight, or None when the response is no such refusal, the client does
+    not retry (``max_retries`` 0) or the call has waited ``IN_FLIGHT_WAIT_MAX`` already.
+
+    A random share of the server's hint: a burst's refused requests (an ``asyncio.gather`` of
+    more calls than the cap) then come back one after another rather than all at once, to be
+    refused together again.
+    """
+    if options.max_retries == 0 or waited >= IN_FLIGHT_WAIT_MAX:
+        return None
+    if response.status_code != 429 or _error_code(response) != IN_FLIGHT_CODE:
+        return None
+    hinted = retry_after_seconds(response) or 1.0
+    ceiling = min(hinted, IN_FLIGHT_WAIT_MAX - waited)
+    return ceiling * (0.1 + 0.9 * random.random())  # noqa: S311 - jitter, not security
 
 
 def retry_delay(

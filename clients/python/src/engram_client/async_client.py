@@ -125,6 +125,7 @@ class AsyncEngram:
         headers = {**self.options.headers(), **call.request_headers()}
         http = await self._http_client()
         attempt = 0
+        waited_in_flight = 0.0
         while True:
             try:
                 response = await http.request(
@@ -139,6 +140,11 @@ class AsyncEngram:
                 if delay is None:
                     raise _core.connection_error(self.options, exc) from exc
             else:
+                in_flight = _core.in_flight_delay(self.options, response, waited=waited_in_flight)
+                if in_flight is not None:
+                    waited_in_flight += in_flight
+                    await asyncio.sleep(in_flight)
+                    continue
                 delay = _core.retry_delay(self.options, response, attempt, cost=call.cost)
                 if delay is None:
                     return _core.parse_response(call, response)

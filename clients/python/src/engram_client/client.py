@@ -108,6 +108,7 @@ class Engram:
     def _send(self, call: _core.Call[T]) -> T:
         headers = {**self.options.headers(), **call.request_headers()}
         attempt = 0
+        waited_in_flight = 0.0
         while True:
             try:
                 response = self._http.request(
@@ -122,6 +123,11 @@ class Engram:
                 if delay is None:
                     raise _core.connection_error(self.options, exc) from exc
             else:
+                in_flight = _core.in_flight_delay(self.options, response, waited=waited_in_flight)
+                if in_flight is not None:
+                    waited_in_flight += in_flight
+                    time.sleep(in_flight)
+                    continue
                 delay = _core.retry_delay(self.options, response, attempt, cost=call.cost)
                 if delay is None:
                     return _core.parse_response(call, response)

@@ -92,7 +92,7 @@ DEFAULT_SEARCH_POOL = 100
 DEFAULT_TEXT_MAX_CHARS = 8_000
 #: Requests one ``abatch`` has in flight at once: the server's default per-agent in-flight cap
 #: (docs/operators.md, "Requests in flight"), past which it answers 429 and the request retries.
-DEFAULT_MAX_CONCURRENCY = 4
+DEFAULT_MAX_CONCURRENCY = 2
 DEFAULT_TEXT_FIELDS = ("text", "content", "memory")
 #: How many live memories of one key a put reads: one normally; more only after two first
 #: puts of the key raced, and the put then forgets the extra copies.
