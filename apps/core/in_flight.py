@@ -3,11 +3,8 @@ isolation, per (tenant, subject)).
 
 A counting semaphore per (tenant, subject) in the shared cache, like the heavy-read slots
 (:mod:`apps.core.heavy_read`): every web process counts against one semaphore when ``REDIS_URL``
-is set; without it each process counts alone, against its share of the cap. With the shared
-count, each process also holds the subject to its share locally: an agent's requests then
-spread over the processes instead of piling into one, where they would hold the GIL and the
-threads another agent's request in that process needs (docs/benchmarks/flood.md). A request past
-either is refused at once, before its body is read or any query runs, so an agent that opens
+is set; without it each process counts alone, against its share of the cap. A request past
+the cap is refused at once, before its body is read or any query runs, so an agent that opens
 more connections than the cap gets no more of the web tier's threads and cores than the cap,
 and its refusals cost little. Slots carry a TTL so a crashed process cannot leak one for long.
 """
@@ -15,8 +12,6 @@ and its refusals cost little. Slots carry a TTL so a crashed process cannot leak
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
@@ -36,60 +31,20 @@ class TooManyRequestsInFlight(RateLimited):
     default_code: str = CoreErrorCode.TOO_MANY_REQUESTS_IN_FLIGHT
 
 
-def slot_key(tenant_id: object, subject_id: str) -> str:
+def _key(tenant_id: object, subject_id: str) -> str:
     # Hashed: a subject id is any string an agent key names, a cache key is not.
     digest = hashlib.sha256(subject_id.encode("utf-8")).hexdigest()[:32]
     return f"in_flight:{tenant_id}:{digest}"
 
 
-# This process's slots per subject key, when the cache count is shared by every process.
-_held_here: Counter[str] = Counter()
-_held_here_lock = threading.Lock()
-
-
-def process_share() -> int:
-    """This process's share of ``SUBJECT_MAX_IN_FLIGHT``: the cap over the ``WEB_PROCESSES``,
-    rounded up, so together the processes still hold about the cap."""
+def subject_in_flight_limit() -> int:
+    """``SUBJECT_MAX_IN_FLIGHT``, or without a shared cache (no ``REDIS_URL``) this process's
+    share of it: each of the ``WEB_PROCESSES`` counts alone, so together they still hold about
+    the cap, and one subject cannot take every thread of a process."""
     limit = int(settings.SUBJECT_MAX_IN_FLIGHT)
-    if limit <= 0:  # 0 refuses every request, as a rate limit of 0 does
+    if settings.REDIS_URL or limit <= 0:  # 0 refuses every request, as a rate limit of 0 does
         return limit
     return max(1, -(-limit // max(1, int(settings.WEB_PROCESSES))))
-
-
-def subject_in_flight_limit() -> int:
-    """What the cache's count is held to: ``SUBJECT_MAX_IN_FLIGHT`` when every process counts
-    in one shared cache (``REDIS_URL``), else this process's share (:func:`process_share`):
-    each of the ``WEB_PROCESSES`` counts alone."""
-    return int(settings.SUBJECT_MAX_IN_FLIGHT) if settings.REDIS_URL else process_share()
-
-
-@contextmanager
-def _process_slot(key: str, share: int) -> Iterator[None]:
-    """One of this process's ``share`` slots under ``key``, counted here alone."""
-    with _held_here_lock:
-        admitted = _held_here[key] < share
-        if admitted:
-            _held_here[key] += 1
-    if not admitted:
-        _refuse(share)
-    try:
-        yield
-    finally:
-        with _held_here_lock:
-            _held_here[key] -= 1
-            if _held_here[key] <= 0:
-                del _held_here[key]
-
-
-def _refuse(limit: int) -> None:
-    emit("request.subject_in_flight_refused", {"count": 1})
-    raise TooManyRequestsInFlight(
-        f"This subject already has {limit} requests in flight; retry when one ends.",
-        retry_after_seconds=RETRY_AFTER_SECONDS,
-        # Not `limit`: clients read a 429's `limit` as a rate limit's window, which a batch
-        # costing more than it could never pass.
-        details={"max_in_flight": limit},
-    )
 
 
 @contextmanager
@@ -97,20 +52,9 @@ def subject_in_flight_slot(
     *, tenant_id: object, subject_id: str, limit: int | None = None
 ) -> Iterator[None]:
     """Hold one of the subject's ``SUBJECT_MAX_IN_FLIGHT`` slots for the block, or raise
-    :class:`TooManyRequestsInFlight` (429, nothing held) when all are taken, or, with a shared
-    count over several processes, when this process already holds its share."""
-    key = slot_key(tenant_id, subject_id)
-    if limit is None and settings.REDIS_URL and int(settings.WEB_PROCESSES) > 1:
-        with _process_slot(key, process_share()), _shared_slot(key, subject_in_flight_limit()):
-            yield
-        return
-    with _shared_slot(key, subject_in_flight_limit() if limit is None else limit):
-        yield
-
-
-@contextmanager
-def _shared_slot(key: str, limit: int) -> Iterator[None]:
-    """One of ``limit`` slots counted in the cache under ``key``."""
+    :class:`TooManyRequestsInFlight` (429, nothing held) when all are taken."""
+    limit = subject_in_flight_limit() if limit is None else limit
+    key = _key(tenant_id, subject_id)
     cache.add(key, 0, timeout=SLOT_TTL_SECONDS)
     try:
         in_flight = cache.incr(key)
@@ -119,7 +63,14 @@ def _shared_slot(key: str, limit: int) -> Iterator[None]:
         in_flight = 1
     try:
         if in_flight > limit:
-            _refuse(limit)
+            emit("request.subject_in_flight_refused", {"count": 1})
+            raise TooManyRequestsInFlight(
+                f"This subject already has {limit} requests in flight; retry when one ends.",
+                retry_after_seconds=RETRY_AFTER_SECONDS,
+                # Not `limit`: clients read a 429's `limit` as a rate limit's window, which a
+                # batch costing more than it could never pass.
+                details={"max_in_flight": limit},
+            )
         yield
     finally:
         with suppress(ValueError):  # the slot key expired: nothing to release

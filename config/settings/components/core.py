@@ -10,15 +10,15 @@ HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = env.int(
 )
 
 # Requests one subject (an agent id, or any other key) may have in flight at once, across the
-# web tier, and at most its share of them in each web process; the next is 429
+# web tier (without REDIS_URL, each web process its share); the next is 429
 # `too_many_requests_in_flight` with Retry-After before any work. An agent that sends one
 # request at a time never meets it; one on more connections cannot hold every web thread, or
 # every core, its tenant's other agents need. Two rather than four: a flooding agent then has
-# one request in each of two web processes instead of two, and a quiet agent of the tenant
-# kept its p99 within 2x of its p99 alone (docs/benchmarks/flood.md).
+# one request in each of `make run`'s two web processes instead of two, and a quiet agent of the
+# tenant kept its p99 within 2x of its p99 alone (docs/benchmarks/flood.md).
 SUBJECT_MAX_IN_FLIGHT = env.int("ENGRAM_SUBJECT_MAX_IN_FLIGHT", default=2)
-# How many web processes serve requests: config/gunicorn.py sets it in each. Each process
-# holds one subject to its share of the cap above.
+# How many web processes serve requests: config/gunicorn.py sets it in each. Without a shared
+# cache each process holds its share of the cap above.
 WEB_PROCESSES = env.int("ENGRAM_WEB_PROCESSES", default=1)
 
 # Retry-After on the 503 `database_unavailable` a request gets while the database is down.
