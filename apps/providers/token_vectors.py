@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -120,10 +121,29 @@ def query_token_vectors(query: str) -> TokenVectors:
     return vectors
 
 
-def document_token_vectors(texts: Sequence[str]) -> list[TokenVectors]:
+@dataclass(frozen=True)
+class DocumentTokens:
+    """Several texts' tokens as rows of the model's input embedding table, one text's after
+    another in one array: read from the table in one gather, compared in one product."""
+
+    vectors: TokenVectors
+    lengths: tuple[int, ...]
+
+    def of(self, index: int) -> TokenVectors:
+        """The ``index``-th text's rows."""
+        start = sum(self.lengths[:index])
+        return self.vectors[start : start + self.lengths[index]]
+
+
+def document_token_vectors(texts: Sequence[str]) -> DocumentTokens:
     """Each text's tokens as rows of the model's input embedding table."""
-    table = _table()
-    return [table[ids].astype(np.float32) for ids in map(_document_token_ids, texts)]
+    ids = [_document_token_ids(text) for text in texts]
+    rows = np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
+    # One gather and one conversion for the whole head: per text, the two calls cost more
+    # than the rows they move.
+    return DocumentTokens(
+        vectors=_table()[rows].astype(np.float32), lengths=tuple(len(row) for row in ids)
+    )
 
 
 def _document_token_ids(text: str) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -141,16 +161,15 @@ def _document_token_ids(text: str) -> np.ndarray[Any, np.dtype[np.int64]]:
     return ids
 
 
-def max_sims(query: TokenVectors, documents: Sequence[TokenVectors]) -> list[float]:
+def max_sims(query: TokenVectors, documents: DocumentTokens) -> list[float]:
     """Late interaction: for each document, each query token's best cosine in it, averaged
     over the query (0 for an empty side)."""
-    lengths = [len(document) for document in documents]
+    lengths = documents.lengths
     if not len(query) or not sum(lengths):
-        return [0.0] * len(documents)
-    tokens = np.concatenate([document for document in documents if len(document)])
+        return [0.0] * len(lengths)
     # NOTE: einsum, not a BLAS product: at this size BLAS goes multi-threaded, and on cores
     # shared with the model's own threads and other workers that took ~100x longer.
-    similarity = np.einsum("qd,td->qt", query, tokens, optimize=False)
+    similarity = np.einsum("qd,td->qt", query, documents.vectors, optimize=False)
     starts = np.cumsum([0, *[length for length in lengths if length][:-1]])
     best = np.maximum.reduceat(similarity, starts, axis=1).mean(axis=0)
     found = iter(best.tolist())

@@ -53,7 +53,8 @@ def test_document_tokens_are_the_table_rows_of_each_text():
     texts = ["painting a sunrise", ""]
     tokens = local_onnx.load_model().tokenizer.encode(texts[0])
 
-    first, empty = token_vectors.document_token_vectors(texts)
+    documents = token_vectors.document_token_vectors(texts)
+    first, empty = documents.of(0), documents.of(1)
 
     assert first.shape == (len(tokens.ids) - 2, 384)
     assert np.linalg.norm(first, axis=1) == pytest.approx([1.0] * len(first), abs=1e-2)
@@ -62,26 +63,29 @@ def test_document_tokens_are_the_table_rows_of_each_text():
 
 def test_max_sim_prefers_the_document_that_shares_the_query_tokens():
     query = token_vectors.query_token_vectors("Which lake did she paint at sunrise?")
-    matching, unrelated = token_vectors.document_token_vectors(
+    documents = token_vectors.document_token_vectors(
         ["I painted the lake at sunrise", "The quarterly tax filing is due in April"]
     )
+    matching = documents.of(0)
 
-    first, second = token_vectors.max_sims(query, [matching, unrelated])
+    first, second = token_vectors.max_sims(query, documents)
     assert first > second
     assert first == pytest.approx(float((query @ matching.T).max(axis=1).mean()), abs=1e-5)
 
 
 def test_max_sim_of_an_empty_side_is_zero():
     query = token_vectors.query_token_vectors("lake")
-    empty, lake = token_vectors.document_token_vectors(["", "the lake"])
+    documents = token_vectors.document_token_vectors(["", "the lake", ""])
+    lake = documents.of(1)
 
     direct = float((query @ lake.T).max(axis=1).mean())
-    assert token_vectors.max_sims(query, [empty, lake, empty]) == [
+    assert token_vectors.max_sims(query, documents) == [
         0.0,
         pytest.approx(direct, abs=1e-5),
         0.0,
     ]
-    assert token_vectors.max_sims(query[:0], [lake]) == [0.0]
+    assert token_vectors.max_sims(query[:0], documents) == [0.0, 0.0, 0.0]
+    assert token_vectors.max_sims(query, token_vectors.document_token_vectors([""])) == [0.0]
 
 
 def test_the_query_tokens_come_from_the_pass_that_embedded_the_query(monkeypatch):
