@@ -35,9 +35,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.core.exceptions import CoreErrorCode
 from apps.memory.models import Memory
 from apps.tenancy.models import ApiKeyRole, Tenant
 from apps.tenancy.services import api_key_create, tenant_create
+from lab.flood_bench import outcome_label
 from lab.http_client import KeepAliveClient
 from lab.load_bench import require_loopback
 
@@ -56,6 +58,7 @@ WRITES_PER_SUBJECT = 250
 #: How long a refused request waits before it is sent again (the server's ``Retry-After`` is an
 #: upper bound; a request in flight usually ends well within it).
 IN_FLIGHT_RETRY_S = 0.1
+IN_FLIGHT_REFUSAL = f"429 {CoreErrorCode.TOO_MANY_REQUESTS_IN_FLIGHT}"
 WORDS = ("kettle", "harbour", "violin", "meadow", "lantern", "orchard", "glacier", "saddle")
 
 
@@ -120,7 +123,7 @@ class _Client:
             status, payload = self.http.post_response(path, body)
             if status.startswith("2"):
                 return json.loads(payload)
-            if status != "429" or _error_code(payload) != "too_many_requests_in_flight":
+            if outcome_label(status, payload) != IN_FLIGHT_REFUSAL:
                 raise RuntimeError(f"POST {path} answered {status}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"POST {path} refused in flight for {SEARCHABLE_TIMEOUT_S} s")
@@ -134,13 +137,6 @@ class _Client:
 
     def close(self) -> None:
         self.http.close()
-
-
-def _error_code(payload: bytes) -> str | None:
-    try:
-        return str(json.loads(payload)["error"]["code"])
-    except (ValueError, KeyError, TypeError):
-        return None
 
 
 class _Agents:

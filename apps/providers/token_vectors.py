@@ -129,11 +129,6 @@ class DocumentTokens:
     vectors: TokenVectors
     lengths: tuple[int, ...]
 
-    def of(self, index: int) -> TokenVectors:
-        """The ``index``-th text's rows."""
-        start = sum(self.lengths[:index])
-        return self.vectors[start : start + self.lengths[index]]
-
 
 def document_token_vectors(texts: Sequence[str]) -> DocumentTokens:
     """Each text's tokens as rows of the model's input embedding table."""

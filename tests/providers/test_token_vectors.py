@@ -54,11 +54,12 @@ def test_document_tokens_are_the_table_rows_of_each_text():
     tokens = local_onnx.load_model().tokenizer.encode(texts[0])
 
     documents = token_vectors.document_token_vectors(texts)
-    first, empty = documents.of(0), documents.of(1)
 
-    assert first.shape == (len(tokens.ids) - 2, 384)
-    assert np.linalg.norm(first, axis=1) == pytest.approx([1.0] * len(first), abs=1e-2)
-    assert empty.shape == (0, 384)
+    assert documents.lengths == (len(tokens.ids) - 2, 0)
+    assert documents.vectors.shape == (len(tokens.ids) - 2, 384)
+    assert np.linalg.norm(documents.vectors, axis=1) == pytest.approx(
+        [1.0] * len(documents.vectors), abs=1e-2
+    )
 
 
 def test_max_sim_prefers_the_document_that_shares_the_query_tokens():
@@ -66,7 +67,7 @@ def test_max_sim_prefers_the_document_that_shares_the_query_tokens():
     documents = token_vectors.document_token_vectors(
         ["I painted the lake at sunrise", "The quarterly tax filing is due in April"]
     )
-    matching = documents.of(0)
+    matching = token_vectors.document_token_vectors(["I painted the lake at sunrise"]).vectors
 
     first, second = token_vectors.max_sims(query, documents)
     assert first > second
@@ -76,7 +77,7 @@ def test_max_sim_prefers_the_document_that_shares_the_query_tokens():
 def test_max_sim_of_an_empty_side_is_zero():
     query = token_vectors.query_token_vectors("lake")
     documents = token_vectors.document_token_vectors(["", "the lake", ""])
-    lake = documents.of(1)
+    lake = token_vectors.document_token_vectors(["the lake"]).vectors
 
     direct = float((query @ lake.T).max(axis=1).mean())
     assert token_vectors.max_sims(query, documents) == [
