@@ -1,13 +1,25 @@
-"""The filesystem broker ``make run`` uses by default, with messages that appear whole.
+"""kombu transports the workers and web processes use, each correcting one flaw of kombu's own.
 
-kombu's filesystem transport writes a message in place under its final name, and a consumer
+**Filesystem** (``make run``'s default broker): messages that appear whole. kombu's filesystem
+transport writes a message in place under its final name, and a consumer
 takes any file with that name without a lock: a worker polling while a web process is still
 writing can move away and parse a half-written message. Here a message is written under a
 name no consumer matches (a leading dot) and renamed into place, which on one filesystem is
 atomic: the consumer sees the whole message or nothing.
 
-Configured by ``CELERY_BROKER_TRANSPORT`` (config/settings/components/celery.py) whenever the
-broker URL is ``filesystem://``.
+**Redis** (``redis://`` URLs): a lost broker is a connection error, never a crash. When a
+worker loses Redis, Celery's consumer first collects the connection (which drops the
+transport's connection details) and then closes it. If the first pass could not close every
+channel (another channel's close hit the dead server first), the second pass closes the task
+channel then: kombu tries to requeue the messages the worker had taken and not yet
+acknowledged, builds a Redis client from connection details that are gone, and raises
+``AttributeError``. Celery treats that as unrecoverable and the worker exits. Here the missing
+details raise Redis's ``ConnectionError`` instead, which the close already ignores; the
+messages stay in Redis's unacknowledged set and are delivered again after the visibility
+timeout, as after any lost connection, and the worker reconnects.
+
+Configured by ``CELERY_BROKER_TRANSPORT`` (config/settings/components/celery.py) from the
+broker URL's scheme.
 """
 
 from __future__ import annotations
@@ -19,9 +31,10 @@ from time import monotonic
 from typing import Any
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import filesystem, redis
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
+from redis.exceptions import ConnectionError as RedisConnectionError
 from typing_extensions import override
 
 
@@ -31,7 +44,7 @@ def write_message(path: str, data: bytes) -> None:
         handle.write(data)
 
 
-class Channel(filesystem.Channel):
+class FilesystemChannel(filesystem.Channel):
     @override
     def _put(self, queue: Any, payload: Any, **kwargs: Any) -> None:  # type: ignore[override] # kombu's own classes disagree on it
         """Put ``payload`` onto ``queue``: written aside, then renamed to the name kombu's
@@ -48,5 +61,18 @@ class Channel(filesystem.Channel):
             raise ChannelError(f"Cannot add file {final!r} to directory") from exc
 
 
-class Transport(filesystem.Transport):
-    Channel = Channel
+class FilesystemTransport(filesystem.Transport):
+    Channel = FilesystemChannel
+
+
+class RedisChannel(redis.Channel):
+    @override
+    def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
+        if self.connection.client is None:
+            raise RedisConnectionError("the broker connection is already closed")
+        params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)
+        return params
+
+
+class RedisTransport(redis.Transport):
+    Channel = RedisChannel

@@ -11,9 +11,10 @@ one agent floods each kind of row it can create, and the case reports what was r
 checks that no other subject or tenant changed.
 
 Pass criteria: nothing acknowledged is lost or stored twice, every memory ends up embedded, no
-promotion job is left in flight, the only server errors clients saw were 503s with
-``Retry-After`` while the database was down, and the MCP server refused every keyless request
-with 401 and showed no caller another subject's memories, and every flood case passed.
+promotion job is left in flight, the worker started after the SIGKILL outlives every later
+fault, the only server errors clients saw were 503s with ``Retry-After`` while the database was
+down, and the MCP server refused every keyless request with 401 and showed no caller another
+subject's memories, and every flood case passed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -308,6 +310,14 @@ def _recover(run: Run) -> tuple[float, int, int]:
     return round(time.monotonic() - last_fault, 1), pending, stuck
 
 
+def _say_log_tail(log: Path, say: Callable[[str], None], lines: int = 40) -> None:
+    """A failed run's scratch directory is removed: keep the worker's last words in the output."""
+    if log.exists():
+        say(f"last {lines} lines of {log.name}:")
+        for line in log.read_text(errors="replace").splitlines()[-lines:]:
+            say(f"  {line}")
+
+
 def run_fault_suite(
     *, clients: int = 4, keep: bool = False, say: Callable[[str], None] = print
 ) -> dict[str, Any]:
@@ -346,6 +356,7 @@ def run_fault_suite(
             worker.join(timeout=180)
         say(f"load stopped after {log.requests} requests; waiting for recovery")
         recover_s, pending, stuck = _recover(run)
+        worker_exit = stack.worker.poll() if stack.worker is not None else None
         stop_beat.set()
         beat.join(timeout=10)
         audit = _audit(run, log, db_fault)
@@ -358,6 +369,8 @@ def run_fault_suite(
             "pending_embeddings": pending,
             "stuck_jobs": stuck,
             "seconds_to_recover": recover_s,
+            # The worker started after the SIGKILL must live through every later fault.
+            "worker_exit_code": worker_exit,
             "faults": [
                 {
                     "fault": fault.name,
@@ -378,12 +391,15 @@ def run_fault_suite(
             and report["duplicated"] == 0
             and report["stuck_jobs"] == 0
             and report["pending_embeddings"] == 0
+            and report["worker_exit_code"] is None
             and report["unexpected_errors"] == 0
             and report["ops_given_up"] == 0
             and mcp["passed"]
             and floods["passed"]
         )
         report["elapsed_s"] = round(time.monotonic() - started, 1)
+        if not report["passed"]:
+            _say_log_tail(stack.root / "worker.log", say)
         return report
     finally:
         stack.close()

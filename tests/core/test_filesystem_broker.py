@@ -14,7 +14,7 @@ def channel(tmp_path):
     queue.mkdir()
     connection = Connection(
         "filesystem://",
-        transport="apps.core.broker:Transport",
+        transport="apps.core.broker:FilesystemTransport",
         transport_options={
             "data_folder_in": str(queue),
             "data_folder_out": str(queue),
@@ -61,6 +61,6 @@ def test_the_default_broker_is_this_transport_and_polls_often():
 
     if celery.CELERY_BROKER_URL != "filesystem://":
         pytest.skip("CELERY_BROKER_URL is set in this environment")
-    assert celery.CELERY_BROKER_TRANSPORT == "apps.core.broker:Transport"
+    assert celery.CELERY_BROKER_TRANSPORT == "apps.core.broker:FilesystemTransport"
     # A worker notices a new message at most this long after it was renamed into place.
     assert celery.CELERY_BROKER_TRANSPORT_OPTIONS["polling_interval"] <= 0.1

@@ -25,7 +25,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     # kombu's transport with messages renamed into place whole (apps/core/broker.py).
-    CELERY_BROKER_TRANSPORT = "apps.core.broker:Transport"
+    CELERY_BROKER_TRANSPORT = "apps.core.broker:FilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
@@ -34,6 +34,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
         "polling_interval": FILESYSTEM_BROKER_POLLING_INTERVAL_S,
     }
+elif CELERY_BROKER_URL.startswith("redis://"):
+    # kombu's transport with a lost broker kept a connection error, so a worker reconnects
+    # instead of exiting (apps/core/broker.py).
+    CELERY_BROKER_TRANSPORT = "apps.core.broker:RedisTransport"
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_ACCEPT_CONTENT = ["json"]

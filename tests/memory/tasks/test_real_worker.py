@@ -45,7 +45,7 @@ def broker(request: pytest.FixtureRequest, tmp_path: Path) -> dict:
             "control_folder": str(data_dir / "broker" / "control"),
         },
         # What web processes publish with by default (messages renamed into place whole).
-        "transport": "apps.core.broker:Transport",
+        "transport": "apps.core.broker:FilesystemTransport",
     }
 
 
