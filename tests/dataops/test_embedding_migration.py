@@ -209,14 +209,17 @@ def test_a_tenant_a_reembed_holds_is_skipped_this_run(tenant):
     _old_store(tenant, 3)
     _switch(tenant)
     other = connections.create_connection("default")
+    key = [f"reembed:{tenant.pk}"]
     try:
         with other.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_lock(hashtextextended(%s, 0))", [f"reembed:{tenant.pk}"]
-            )
+            cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", key)
         held = embeddings_migrate()
+        # Released before the next run: a closed session's locks go only when its backend
+        # has exited, which a loaded server can leave until after the next statement.
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", key)
     finally:
-        other.close()  # the session's lock goes with it
+        other.close()
 
     assert (held.busy, held.memories) == ([tenant.slug], 0)
     assert embeddings_migrate().memories == 3
