@@ -18,6 +18,7 @@ from contextlib import contextmanager, suppress
 from django.conf import settings
 from django.core.cache import cache
 
+from apps.core.cache import shared_cache_reachable
 from apps.core.exceptions import CoreErrorCode, RateLimited
 from apps.core.telemetry import emit
 
@@ -38,11 +39,12 @@ def _key(tenant_id: object, subject_id: str) -> str:
 
 
 def subject_in_flight_limit() -> int:
-    """``SUBJECT_MAX_IN_FLIGHT``, or without a shared cache (no ``REDIS_URL``) this process's
-    share of it: each of the ``WEB_PROCESSES`` counts alone, so together they still hold about
-    the cap, and one subject cannot take every thread of a process."""
+    """``SUBJECT_MAX_IN_FLIGHT``, or without a shared cache (no ``REDIS_URL``, or Redis out
+    of reach: :mod:`apps.core.cache`) this process's share of it: each of the
+    ``WEB_PROCESSES`` counts alone, so together they still hold about the cap, and one subject
+    cannot take every thread of a process."""
     limit = int(settings.SUBJECT_MAX_IN_FLIGHT)
-    if settings.REDIS_URL or limit <= 0:  # 0 refuses every request, as a rate limit of 0 does
+    if shared_cache_reachable() or limit <= 0:  # 0 refuses every request, as a rate limit of 0 does
         return limit
     return max(1, -(-limit // max(1, int(settings.WEB_PROCESSES))))
 

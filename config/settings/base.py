@@ -79,8 +79,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # https://docs.djangoproject.com/en/5.2/topics/cache/
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
+    # apps/core/cache.py: while Redis cannot be reached each process counts in its own memory,
+    # and a cache call that cannot reach it gives up within these timeouts, not the OS's.
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "apps.core.cache.FailoverRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
+        }
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

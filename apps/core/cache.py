@@ -1,0 +1,125 @@
+"""The shared cache (Redis under ``REDIS_URL``), with this process's memory standing in while
+Redis cannot be reached.
+
+What the cache holds is coordination, not data: rate-limit windows, in-flight and heavy-read
+slots, the provider breaker's state, the API-key change token, short-lived read caches. Losing
+Redis must not fail the requests that only count against those (Django's ``RedisCache`` raises
+``ConnectionError`` into every one of them, which answered 500). So every operation that cannot
+reach Redis runs on a per-process ``LocMemCache`` instead, as it would in a deployment without
+``REDIS_URL``, and for ``RETRY_SECONDS`` after a failure the process does not try Redis again,
+so an outage does not add a connection attempt to every cache call. Limits then count per
+process (:func:`shared_cache_reachable` lets the in-flight cap fall back to a process's share),
+and a key change made meanwhile reaches other hosts within ``API_KEY_CACHE_SECONDS``
+(apps/tenancy/key_revocations.py). When Redis answers again, its counts take over; nothing
+is copied between the two.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from django.conf import settings
+from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from typing_extensions import override
+
+from apps.core.telemetry import emit
+
+logger = logging.getLogger(__name__)
+
+#: After Redis failed, how long this process uses its own memory before trying Redis again.
+RETRY_SECONDS = 1.0
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
+# Django builds a cache backend per thread; the stand-in store and the failure window are the
+# process's (a LocMemCache's store is shared by name).
+STAND_IN_NAME = "engram-shared-cache-stand-in"
+_state_lock = threading.Lock()
+_last_failure = float("-inf")
+
+
+def _failed_over() -> bool:
+    return time.monotonic() < _last_failure + RETRY_SECONDS
+
+
+class FailoverRedisCache(RedisCache):
+    """``RedisCache`` whose operations fall back to a process-local cache while Redis is
+    unreachable (see the module docstring)."""
+
+    def __init__(self, server: str, params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._local = LocMemCache(STAND_IN_NAME, {"TIMEOUT": params.get("TIMEOUT", 300)})
+
+    def _run(self, operation: str, *args: Any, **kwargs: Any) -> Any:
+        if not _failed_over():
+            try:
+                return getattr(RedisCache, operation)(self, *args, **kwargs)
+            except _UNREACHABLE as exc:
+                _fail_over(exc)
+        return getattr(self._local, operation)(*args, **kwargs)
+
+    @override
+    def add(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("add", *args, **kwargs)
+
+    @override
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("get", *args, **kwargs)
+
+    @override
+    def set(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("set", *args, **kwargs)
+
+    @override
+    def touch(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("touch", *args, **kwargs)
+
+    @override
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("delete", *args, **kwargs)
+
+    @override
+    def get_many(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("get_many", *args, **kwargs)
+
+    @override
+    def has_key(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("has_key", *args, **kwargs)
+
+    @override
+    def incr(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("incr", *args, **kwargs)
+
+    @override
+    def set_many(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("set_many", *args, **kwargs)
+
+    @override
+    def delete_many(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("delete_many", *args, **kwargs)
+
+    @override
+    def clear(self) -> Any:
+        return self._run("clear")
+
+
+def _fail_over(exc: Exception) -> None:
+    global _last_failure
+    now = time.monotonic()
+    with _state_lock:
+        # Within an outage the retries fail about every RETRY_SECONDS: say so once.
+        outage_starts = now - _last_failure > 3 * RETRY_SECONDS
+        _last_failure = now
+    emit("cache.unreachable", {"count": 1}, {"error": type(exc).__name__})
+    if outage_starts:
+        logger.warning("the shared cache is unreachable; using process memory: %s", exc)
+
+
+def shared_cache_reachable() -> bool:
+    """Whether counts in the cache are shared by every process: a shared cache is configured
+    (``REDIS_URL``) and this process is not standing in for it."""
+    return bool(settings.REDIS_URL) and not _failed_over()

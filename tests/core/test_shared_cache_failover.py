@@ -1,0 +1,178 @@
+"""The shared cache while Redis is out of reach (``apps.core.cache``): requests are served, limits
+count in each process's memory, and Redis takes over again once it answers.
+
+A private ``redis-server`` per test, stopped and started by the test, and the cache configured
+as production configures it (``REDIS_URL``, ``FailoverRedisCache``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+import redis
+from django.core.cache import cache, caches
+from django.core.cache.backends.locmem import LocMemCache
+
+from apps.core import cache as shared_cache
+from apps.core.in_flight import subject_in_flight_limit
+
+
+@dataclass
+class RedisServer:
+    binary: str
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(  # noqa: S603 - a fixed argv
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def keys(self) -> list[str]:
+        client = redis.Redis(port=self.port)
+        try:
+            return sorted(key.decode() for key in client.keys("*"))
+        finally:
+            client.close()
+
+
+@pytest.fixture
+def redis_server(settings, monkeypatch) -> Iterator[RedisServer]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = RedisServer(binary=binary, port=port)
+    server.start()
+    settings.REDIS_URL = server.url
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "apps.core.cache.FailoverRedisCache",
+            "LOCATION": server.url,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
+        }
+    }
+    # A fresh process: no failure seen yet, nothing in the stand-in's memory.
+    monkeypatch.setattr(shared_cache, "_last_failure", float("-inf"))
+    LocMemCache(shared_cache.STAND_IN_NAME, {}).clear()
+    try:
+        yield server
+    finally:
+        caches.close_all()
+        server.stop()
+
+
+def test_counts_go_to_redis_while_it_answers(redis_server):
+    cache.add("hits", 0)
+    assert cache.incr("hits") == 1
+
+    assert redis_server.keys() == [":1:hits"]
+    assert shared_cache.shared_cache_reachable()
+
+
+def test_with_redis_gone_counts_go_on_in_process_memory(redis_server):
+    cache.add("hits", 5)
+    redis_server.stop()
+
+    cache.add("hits", 0)
+    assert cache.incr("hits") == 1  # the stand-in starts from nothing
+    assert cache.incr("hits", 2) == 3
+    assert cache.get("hits") == 3
+    assert not shared_cache.shared_cache_reachable()
+
+
+def test_redis_takes_over_again_once_it_answers(redis_server):
+    redis_server.stop()
+    cache.set("during", 1)
+    redis_server.start()
+    time.sleep(shared_cache.RETRY_SECONDS + 0.1)
+
+    cache.set("after", 1)
+
+    assert redis_server.keys() == [":1:after"]
+    assert cache.get("during") is None  # nothing is copied from the stand-in
+    assert shared_cache.shared_cache_reachable()
+
+
+def test_the_in_flight_cap_falls_back_to_a_process_share(redis_server, settings):
+    settings.SUBJECT_MAX_IN_FLIGHT = 4
+    settings.WEB_PROCESSES = 2
+    assert subject_in_flight_limit() == 4
+
+    redis_server.stop()
+    cache.get("anything")  # the first call that finds Redis gone
+
+    assert subject_in_flight_limit() == 2
+
+
+def test_requests_are_served_while_redis_is_gone(redis_server, agent):
+    redis_server.stop()
+
+    written = agent.post("/api/v1/memory", {"text": "The kettle is in the left cupboard."})
+    batch = agent.post("/api/v1/memory/batch", {"items": [{"text": "Tea is in the tin."}]})
+    turn = agent.post(
+        "/api/v1/memory/sessions/kitchen/turns",
+        {"role": "user", "content": "Where is tea?", "ttl_seconds": 600},
+    )
+    recalled = agent.post("/api/v1/memory/recall", {"query": "Where is the kettle?"})
+    listed = agent.get("/api/v1/memory")
+
+    assert [r.status_code for r in (written, batch, turn, recalled, listed)] == [
+        201,
+        201,
+        201,
+        200,
+        200,
+    ]
+    memory_id = written.json()["data"]["id"]
+    assert memory_id in [hit["memory"]["id"] for hit in recalled.json()["data"]]
+
+
+def test_rate_limits_still_refuse_while_redis_is_gone(redis_server, agent, settings):
+    settings.RECALL_RATE_LIMIT = 2
+    redis_server.stop()
+
+    statuses = [
+        agent.post("/api/v1/memory/recall", {"query": "kettle"}).status_code for _ in range(3)
+    ]
+
+    assert statuses == [200, 200, 429]
+
+
+@pytest.mark.django_db
+def test_readiness_reports_the_cache_while_redis_is_gone(redis_server, anonymous):
+    assert anonymous.get("/readyz").json()["data"]["checks"]["cache"] == "ok"
+    redis_server.stop()
+
+    response = anonymous.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json()["error"]["details"]["cache"] == "error: RuntimeError"
