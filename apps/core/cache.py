@@ -11,7 +11,8 @@ so an outage does not add a connection attempt to every cache call. Limits then 
 process (:func:`shared_cache_reachable` lets the in-flight cap fall back to a process's share),
 and a key change made meanwhile reaches other hosts within ``API_KEY_CACHE_SECONDS``
 (apps/tenancy/key_revocations.py). When Redis answers again, its counts take over; nothing
-is copied between the two.
+is copied between the two (a slot taken in Redis and released during the outage stays counted
+there until its TTL).
 """
 
 from __future__ import annotations
