@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from cachetools import LRUCache
 from django.conf import settings
+from threadpoolctl import threadpool_limits
 
 from apps.providers.embedders import local_onnx
 
@@ -46,9 +47,10 @@ _DOCUMENT_CACHE_SIZE = 20_000
 _lock = threading.Lock()
 # cachetools' LRU reorders on every read, so reads take a lock too.
 _query_lock = threading.Lock()
-_tables: dict[str, np.ndarray[Any, np.dtype[np.float16]]] = {}
+_tables: dict[str, TokenVectors] = {}
 _queries: LRUCache[tuple[str, str], TokenVectors] = LRUCache(maxsize=_QUERY_CACHE_SIZE)
 _document_lock = threading.Lock()
+_blas_held = False
 _documents: LRUCache[str, np.ndarray[Any, np.dtype[np.int64]]] = LRUCache(
     maxsize=_DOCUMENT_CACHE_SIZE
 )
@@ -67,9 +69,11 @@ def _normalised(rows: np.ndarray[Any, Any]) -> TokenVectors:
     return rows / np.clip(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9, None)
 
 
-def _table() -> np.ndarray[Any, np.dtype[np.float16]]:
-    """The configured model's input embedding table, normalised rows, float16 (~23 MB);
-    read once per process from the file :func:`local_onnx.load_model` verified."""
+def _table() -> TokenVectors:
+    """The configured model's input embedding table, normalised rows at float16 precision,
+    held as float32 (~47 MB): a recall gathers its head's rows as they are, where converting
+    them from a float16 table cost ~0.8 ms a recall. Read once per process from the file
+    :func:`local_onnx.load_model` verified."""
     name = settings.LOCAL_EMBEDDING_MODEL
     table = _tables.get(name)
     if table is not None:
@@ -90,7 +94,7 @@ def _table() -> np.ndarray[Any, np.dtype[np.float16]]:
                 if tensor.name in (weights_name, scale_name)
             }
             rows = found[weights_name].astype(np.float32) * found[scale_name]
-            table = _normalised(rows).astype(np.float16)
+            table = _normalised(rows).astype(np.float16).astype(np.float32)
             _tables[name] = table
     return table
 
@@ -134,10 +138,9 @@ def document_token_vectors(texts: Sequence[str]) -> DocumentTokens:
     """Each text's tokens as rows of the model's input embedding table."""
     ids = [_document_token_ids(text) for text in texts]
     rows = np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
-    # One gather and one conversion for the whole head: per text, the two calls cost more
-    # than the rows they move.
+    # One gather for the whole head: per text, the call costs more than the rows it moves.
     return DocumentTokens(
-        vectors=_table()[rows].astype(np.float32), lengths=tuple(len(row) for row in ids)
+        vectors=np.take(_table(), rows, axis=0), lengths=tuple(len(row) for row in ids)
     )
 
 
@@ -156,15 +159,27 @@ def _document_token_ids(text: str) -> np.ndarray[Any, np.dtype[np.int64]]:
     return ids
 
 
+def _hold_blas_to_one_thread() -> None:
+    """Hold numpy's BLAS to one thread in this process, once. Multi-threaded at this size, on
+    cores shared with the model's own threads and other processes, the product took ~100x
+    longer; on one thread it costs ~0.2 ms for a head of 30 (numpy's own einsum, ~0.8 ms)."""
+    global _blas_held
+    if _blas_held:
+        return
+    with _lock:
+        if not _blas_held:
+            threadpool_limits(limits=1, user_api="blas")
+            _blas_held = True
+
+
 def max_sims(query: TokenVectors, documents: DocumentTokens) -> list[float]:
     """Late interaction: for each document, each query token's best cosine in it, averaged
     over the query (0 for an empty side)."""
     lengths = documents.lengths
     if not len(query) or not sum(lengths):
         return [0.0] * len(lengths)
-    # NOTE: einsum, not a BLAS product: at this size BLAS goes multi-threaded, and on cores
-    # shared with the model's own threads and other workers that took ~100x longer.
-    similarity = np.einsum("qd,td->qt", query, documents.vectors, optimize=False)
+    _hold_blas_to_one_thread()
+    similarity = query @ documents.vectors.T
     starts = np.cumsum([0, *[length for length in lengths if length][:-1]])
     best = np.maximum.reduceat(similarity, starts, axis=1).mean(axis=0)
     found = iter(best.tolist())

@@ -3,6 +3,7 @@ input embedding table for documents."""
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info
 
 from apps.providers import token_vectors
 from apps.providers.embedders import local_onnx
@@ -108,3 +109,12 @@ def test_the_query_tokens_come_from_the_pass_that_embedded_the_query(monkeypatch
     pooled = states.mean(axis=0)
     assert vector == pytest.approx((pooled / np.linalg.norm(pooled)).tolist(), abs=1e-6)
     assert len(encoding.ids) == len(states)
+
+
+def test_the_product_runs_on_one_blas_thread():
+    query = token_vectors.query_token_vectors("lake")
+    token_vectors.max_sims(query, token_vectors.document_token_vectors(["the lake"]))
+
+    blas = [info for info in threadpool_info() if info["user_api"] == "blas"]
+    assert blas
+    assert {info["num_threads"] for info in blas} == {1}
