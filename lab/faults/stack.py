@@ -4,6 +4,7 @@ fake embedding provider, all under one scratch directory that is removed afterwa
 Nothing here touches the developer's database or broker: the cluster lives under the scratch
 directory, Redis listens on a free port, and every child gets an explicit ``DATABASE_URL`` (so
 no child can start the cluster again behind the suite's back while it is meant to be down).
+Redis is both the broker and the shared cache, as in production.
 """
 
 from __future__ import annotations
@@ -163,6 +164,9 @@ class Stack:
             "ENGRAM_DATA_DIR": str(self.root),
             "DATABASE_URL": self.database_url,
             "CELERY_BROKER_URL": self.broker_url,
+            # The shared cache on the same Redis, as in production: stopping the broker takes
+            # the cache's counts away too (apps/core/cache.py).
+            "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/1",
             "ENGRAM_EMBEDDING_PROVIDER": "openai",
             "ENGRAM_EMBEDDING_BASE_URL": self.embeddings.base_url,
             "ENGRAM_EMBEDDING_MODEL": "fake-embedding",
