@@ -2,20 +2,17 @@
 instead of exiting, and the task it held is delivered again once Redis is back.
 
 A private ``redis-server`` per test (so it can be stopped), with an append-only file so what
-it held survives its restart, as a production Redis's would.
+it held survives its restart.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +21,8 @@ from celery.worker.consumer.consumer import COLLECT_SOCKET_TIMEOUT, bound_open_b
 from kombu import Connection, Exchange, Queue  # type: ignore[attr-defined]
 from kombu.common import ignore_errors
 
+from tests.redis_server import RedisServer, private_redis
+
 ROOT = Path(__file__).resolve().parents[2]
 TRANSPORT = "apps.core.broker:RedisTransport"
 TASKS = Queue("tasks", Exchange("tasks"), "tasks")
@@ -31,67 +30,10 @@ TASKS = Queue("tasks", Exchange("tasks"), "tasks")
 MAILBOX = Queue("mailbox", Exchange("mailbox", type="fanout"), auto_delete=True)
 
 
-@dataclass
-class RedisServer:
-    binary: str
-    directory: Path
-    port: int
-    process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(  # noqa: S603 - a fixed argv
-            [
-                self.binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--dir",
-                str(self.directory),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
-
-
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = RedisServer(binary=binary, directory=tmp_path, port=port)
-    server.start()
-    try:
+    with private_redis(directory=tmp_path) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _worker_connection(url: str, taken: list[Any]) -> Connection:

@@ -7,87 +7,36 @@ as production configures it (``REDIS_URL``, ``FailoverRedisCache``).
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
-import redis
 from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
 
 from apps.core import cache as shared_cache
 from apps.core.in_flight import subject_in_flight_limit
-
-
-@dataclass
-class RedisServer:
-    binary: str
-    port: int
-    process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(  # noqa: S603 - a fixed argv
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""],
-            stdout=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
-
-    def keys(self) -> list[str]:
-        client = redis.Redis(port=self.port)
-        try:
-            return sorted(key.decode() for key in client.keys("*"))
-        finally:
-            client.close()
+from tests.redis_server import RedisServer, private_redis
 
 
 @pytest.fixture
 def redis_server(settings, monkeypatch) -> Iterator[RedisServer]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = RedisServer(binary=binary, port=port)
-    server.start()
-    settings.REDIS_URL = server.url
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "apps.core.cache.FailoverRedisCache",
-            "LOCATION": server.url,
-            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
+    with private_redis() as server:
+        settings.REDIS_URL = server.url
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "apps.core.cache.FailoverRedisCache",
+                "LOCATION": server.url,
+                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
+            }
         }
-    }
-    # A fresh process: no failure seen yet, nothing in the stand-in's memory.
-    monkeypatch.setattr(shared_cache, "_last_failure", float("-inf"))
-    LocMemCache(shared_cache.STAND_IN_NAME, {}).clear()
-    try:
-        yield server
-    finally:
-        caches.close_all()
-        server.stop()
+        # A fresh process: no failure seen yet, nothing in the stand-in's memory.
+        monkeypatch.setattr(shared_cache, "_last_failure", float("-inf"))
+        LocMemCache(shared_cache.STAND_IN_NAME, {}).clear()
+        try:
+            yield server
+        finally:
+            caches.close_all()
 
 
 def test_counts_go_to_redis_while_it_answers(redis_server):

@@ -4,11 +4,7 @@ given back when a request ends, however it ends. Counted in Redis, concurrent ho
 connections get exactly the cap."""
 
 import os
-import shutil
-import socket
-import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -21,6 +17,7 @@ from apps.core.in_flight import (
     subject_in_flight_slot,
 )
 from apps.memory.models import Memory
+from tests.redis_server import private_redis
 
 CAP = 4
 
@@ -115,38 +112,15 @@ def test_without_a_shared_cache_each_process_holds_its_share(
 
 @pytest.fixture
 def redis_cache(settings) -> Iterator[None]:
-    server = shutil.which("redis-server")
-    if server is None:
-        pytest.skip("redis-server is not installed")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(  # noqa: S603 - a fixed argv
-        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        settings.REDIS_URL = f"redis://127.0.0.1:{port}/0"
+    with private_redis() as server:
+        settings.REDIS_URL = server.url
         settings.CACHES = {
-            "default": {
-                "BACKEND": "django.core.cache.backends.redis.RedisCache",
-                "LOCATION": f"redis://127.0.0.1:{port}/0",
-            }
+            "default": {"BACKEND": "apps.core.cache.FailoverRedisCache", "LOCATION": server.url}
         }
-        yield
-    finally:
-        caches.close_all()
-        process.terminate()
-        process.wait(timeout=10)
+        try:
+            yield
+        finally:
+            caches.close_all()
 
 
 HOLDERS = 12
