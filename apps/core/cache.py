@@ -43,7 +43,8 @@ _state_lock = threading.Lock()
 _last_failure = float("-inf")
 
 
-def _failed_over() -> bool:
+def standing_in() -> bool:
+    """Whether this process is counting in its own memory because Redis failed just now."""
     return time.monotonic() < _last_failure + RETRY_SECONDS
 
 
@@ -56,7 +57,7 @@ class FailoverRedisCache(RedisCache):
         self._local = LocMemCache(STAND_IN_NAME, {"TIMEOUT": params.get("TIMEOUT", 300)})
 
     def _run(self, operation: str, *args: Any, **kwargs: Any) -> Any:
-        if not _failed_over():
+        if not standing_in():
             try:
                 return getattr(RedisCache, operation)(self, *args, **kwargs)
             except _UNREACHABLE as exc:
@@ -123,4 +124,4 @@ def _fail_over(exc: Exception) -> None:
 def shared_cache_reachable() -> bool:
     """Whether counts in the cache are shared by every process: a shared cache is configured
     (``REDIS_URL``) and this process is not standing in for it."""
-    return bool(settings.REDIS_URL) and not _failed_over()
+    return bool(settings.REDIS_URL) and not standing_in()

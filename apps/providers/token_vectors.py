@@ -50,7 +50,6 @@ _query_lock = threading.Lock()
 _tables: dict[str, TokenVectors] = {}
 _queries: LRUCache[tuple[str, str], TokenVectors] = LRUCache(maxsize=_QUERY_CACHE_SIZE)
 _document_lock = threading.Lock()
-_blas_held = False
 _documents: LRUCache[str, np.ndarray[Any, np.dtype[np.int64]]] = LRUCache(
     maxsize=_DOCUMENT_CACHE_SIZE
 )
@@ -95,6 +94,10 @@ def _table() -> TokenVectors:
             }
             rows = found[weights_name].astype(np.float32) * found[scale_name]
             table = _normalised(rows).astype(np.float16).astype(np.float32)
+            # max_sims compares rows of this table in one BLAS product. Multi-threaded at that
+            # size, on cores shared with the model's own threads and other processes, it took
+            # ~100x longer; on one thread ~0.2 ms for a head of 30 (numpy's einsum: ~0.8 ms).
+            threadpool_limits(limits=1, user_api="blas")
             _tables[name] = table
     return table
 
@@ -159,27 +162,13 @@ def _document_token_ids(text: str) -> np.ndarray[Any, np.dtype[np.int64]]:
     return ids
 
 
-def _hold_blas_to_one_thread() -> None:
-    """Hold numpy's BLAS to one thread in this process, once. Multi-threaded at this size, on
-    cores shared with the model's own threads and other processes, the product took ~100x
-    longer; on one thread it costs ~0.2 ms for a head of 30 (numpy's own einsum, ~0.8 ms)."""
-    global _blas_held
-    if _blas_held:
-        return
-    with _lock:
-        if not _blas_held:
-            threadpool_limits(limits=1, user_api="blas")
-            _blas_held = True
-
-
 def max_sims(query: TokenVectors, documents: DocumentTokens) -> list[float]:
     """Late interaction: for each document, each query token's best cosine in it, averaged
     over the query (0 for an empty side)."""
     lengths = documents.lengths
     if not len(query) or not sum(lengths):
         return [0.0] * len(lengths)
-    _hold_blas_to_one_thread()
-    similarity = query @ documents.vectors.T
+    similarity = query @ documents.vectors.T  # one BLAS thread: see _table
     starts = np.cumsum([0, *[length for length in lengths if length][:-1]])
     best = np.maximum.reduceat(similarity, starts, axis=1).mean(axis=0)
     found = iter(best.tolist())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core.cache import cache
 from django.db import connections
 from django.http import HttpResponse
@@ -16,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.api.serializers import ErrorSerializer, HealthOutputSerializer
-from apps.core.cache import shared_cache_reachable
+from apps.core.cache import standing_in
 from apps.core.db.routers import HEAVY_READ, PRIMARY
 from apps.core.replica import replica_status
 
@@ -30,7 +29,7 @@ def _check_cache() -> None:
     cache.set("readyz:probe", "ok", timeout=5)
     if cache.get("readyz:probe") != "ok":
         raise RuntimeError("cache did not return the probe value")
-    if settings.REDIS_URL and not shared_cache_reachable():
+    if standing_in():
         # Requests are still served, counting in this process's memory (apps/core/cache.py).
         raise RuntimeError("the shared cache is unreachable")
 
