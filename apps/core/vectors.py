@@ -1,9 +1,11 @@
-"""pgvector values as Postgres receives them: one text literal, one binary parameter."""
+"""pgvector values on the wire: one text literal and one binary parameter out, the binary
+form back in."""
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from psycopg.adapt import Dumper
@@ -35,6 +37,13 @@ class VectorParam:
     def __init__(self, vector: Sequence[float]) -> None:
         values = np.asarray(vector, dtype=">f4")
         self.payload = _VECTOR_HEADER.pack(values.shape[0], 0) + values.tobytes()
+
+
+def vector_from_wire(payload: bytes) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """A vector read as ``vector_send(column)`` (its binary form, as bytea): the floats as a
+    float32 array. Parsing the text form instead (``[v1,v2,…]``, what Django's field reads)
+    costs a Python float per dimension, ~0.1 ms a row of 384."""
+    return np.frombuffer(payload, dtype=">f4", offset=_VECTOR_HEADER.size).astype(np.float32)
 
 
 class VectorParamDumper(Dumper):

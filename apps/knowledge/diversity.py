@@ -39,6 +39,8 @@ import numpy as np
 from django.conf import settings
 
 T = TypeVar("T")
+#: A candidate's vector: a list of floats, or the float32 array a search read it as.
+VectorLike = Sequence[float] | np.ndarray[Any, Any]
 
 DROP_ALREADY_SEEN = "already_seen"
 DROP_EXACT_DUPLICATE = "exact_duplicate"
@@ -52,7 +54,7 @@ class Candidate(Generic[T]):
     key: Hashable
     item: T
     score: float | None = None
-    vector: Sequence[float] | None = None
+    vector: VectorLike | None = None
     fingerprint: str | None = None
 
 

@@ -126,7 +126,8 @@ def article_list(
 def article_links(
     *, tenant: Tenant, viewer: Viewer, article_ids: Sequence[uuid.UUID]
 ) -> list[LinkView]:
-    """Links touching ``article_ids`` whose other end the viewer can see (two queries)."""
+    """Links touching ``article_ids`` whose other end the viewer can see (two queries; one
+    when there are none)."""
     if not article_ids:
         return []
     ids = list(article_ids)
@@ -135,6 +136,8 @@ def article_links(
         .filter(Q(from_article_id__in=ids) | Q(to_article_id__in=ids))
         .order_by("created_at", "id")
     )
+    if not links:
+        return []
     wanted = set(ids)
     endpoints = {end for link in links for end in (link.from_article_id, link.to_article_id)}
     others = {

@@ -63,12 +63,16 @@ def knowledge_context(
         if other not in result_ids and other not in linked_ids:
             linked_ids.append(other)
     linked_ids = linked_ids[: settings.KNOWLEDGE_CONTEXT_MAX_LINKED]
-    loaded = {
-        article.pk: article
-        for article in Article.objects.filter(tenant=tenant, pk__in=linked_ids)
-        .filter(visible_q(viewer))
-        .defer(*DETAIL_DEFERRED_FIELDS)
-    }
+    loaded = (
+        {
+            article.pk: article
+            for article in Article.objects.filter(tenant=tenant, pk__in=linked_ids)
+            .filter(visible_q(viewer))
+            .defer(*DETAIL_DEFERRED_FIELDS)
+        }
+        if linked_ids
+        else {}
+    )
     return KnowledgeContext(
         results=result.results,
         links=links,

@@ -32,15 +32,18 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import OperationalError
+from django.db.models import BinaryField, Func
 
 from apps.core.db.routers import PRIMARY
 from apps.core.heavy_read import HeavyReadShed
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
 from apps.core.telemetry import emit
-from apps.knowledge.diversity import Candidate, DiversityOptions, select
+from apps.core.vectors import vector_from_wire
+from apps.knowledge.diversity import Candidate, DiversityOptions, VectorLike, select
 from apps.knowledge.exceptions import InvalidSessionId
 from apps.knowledge.history import RecallHistory, ShownHistory
 from apps.knowledge.models import (
@@ -87,7 +90,7 @@ class SearchHit:
     snippet: str
     #: Cosine similarity to the query, when the semantic leg retrieved the article.
     semantic_score: float | None
-    embedding: list[float] | None
+    embedding: VectorLike | None
     embedding_content_hash: str
 
 
@@ -140,12 +143,13 @@ def snippet_for(body: str, query: str) -> str:
     return snippet
 
 
-def _vector_of(article: Article, embedding_model: str) -> list[float] | None:
+def _vector_of(article: Article, embedding_model: str) -> np.ndarray[Any, Any] | None:
     # Diversification compares candidates' vectors with each other: one of another model
     # (not re-embedded yet) would compare as noise, so it takes part as a pending one does.
-    if article.embedding is None or article.embedding_model != embedding_model:
+    wire = getattr(article, "embedding_wire", None)
+    if wire is None or article.embedding_model != embedding_model:
         return None
-    return [float(value) for value in article.embedding]
+    return vector_from_wire(wire)
 
 
 def _retrieve(
@@ -205,11 +209,16 @@ def _candidates(
         ranked = [pinned] + [e for e in ranked if e.article_id != legs.curated_id]
         ranked = ranked[: max(fetch, 1)]
     model = tenant_embedding_fingerprint(tenant=tenant)
-    articles = {
+    articles: dict[uuid.UUID, Article] = {
         article.pk: article
         for article in Article.objects.using(legs.alias)
         .filter(tenant_id=tenant.pk, pk__in=[entry.article_id for entry in ranked])
-        .defer("search_vector")
+        # The vector in its binary form: Django's field would parse the text form, a Python
+        # float per dimension, for every candidate of every search.
+        .defer("search_vector", "embedding")
+        .annotate(
+            embedding_wire=Func("embedding", function="vector_send", output_field=BinaryField())
+        )
     }
     candidates = [
         Candidate(
@@ -311,7 +320,7 @@ def knowledge_search(
                 rank=first_rank + position,
                 snippet=snippet_for(article.body, query),
                 semantic_score=entry.semantic_score,
-                embedding=None if candidate.vector is None else list(candidate.vector),
+                embedding=candidate.vector,
                 embedding_content_hash=article.embedding_content_hash,
             )
         )

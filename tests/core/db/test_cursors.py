@@ -12,7 +12,7 @@ from psycopg.pq import Format
 
 from apps.core.db.cursors import server_bound_cursor
 from apps.core.db.routers import PRIMARY
-from apps.core.vectors import VectorParam, vector_literal
+from apps.core.vectors import VectorParam, vector_from_wire, vector_literal
 from tests.core.db.conftest import preparing_on_second_run
 
 
@@ -51,6 +51,19 @@ def test_a_vector_parameter_round_trips_every_float32_exactly():
 
     assert equal is True
     assert np.array_equal(np.array(text.strip("[]").split(","), dtype=np.float32), vector)
+
+
+@pytest.mark.django_db
+def test_a_vector_read_in_its_binary_form_is_every_float32_exactly():
+    vector = np.random.default_rng(11).normal(size=384).astype(np.float32)
+
+    with server_bound_cursor(PRIMARY) as cursor:
+        cursor.execute("SELECT vector_send(%s::vector)", [vector_literal(vector.tolist())])
+        (wire,) = cursor.fetchone()
+
+    read = vector_from_wire(wire)
+    assert read.dtype == np.float32
+    assert np.array_equal(read, vector)
 
 
 @pytest.mark.django_db

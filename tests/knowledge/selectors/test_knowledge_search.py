@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+import numpy as np
 import pytest
 
 from apps.core.queries import InvalidQuery, QueryTooLong
@@ -84,8 +85,9 @@ def test_scores_are_fused_ranks_normalised_to_one(tenant, wiki, agent_viewer):
     assert result.meta["confidence"] == 1.0
     assert top.semantic_score is not None
     assert top.embedding_content_hash == wiki["freeze"].embedding_content_hash
+    stored = Article.objects.get(pk=wiki["freeze"].pk).embedding
     assert top.embedding is not None
-    assert len(top.embedding) == 384
+    assert np.array_equal(np.asarray(top.embedding), np.asarray(stored, dtype=np.float32))
 
 
 def test_embeddings_down_falls_back_to_keywords_and_says_so(tenant, wiki, agent_viewer):
