@@ -18,10 +18,10 @@ from tests.memory.factories import MemoryFactory
 RECALL = "/api/v1/recall"
 
 #: Memory half: the vector leg, the BM25 leg, the count of pending rows. Knowledge half: the
-#: curated-answer lookups (by title, by alias tag), the keyword leg, the size check that
-#: picks an exact or ANN scan, the semantic leg, and one fetch of the winning articles.
-#: Recording what was served: one INSERT of every ``surfaced`` event.
-MERGED_RECALL_QUERIES = 10
+#: curated-answer lookup (by title or alias tag, one statement), the keyword leg, the size
+#: check that picks an exact or ANN scan, the semantic leg, and one fetch of the winning
+#: articles. Recording what was served: one INSERT of every ``surfaced`` event.
+MERGED_RECALL_QUERIES = 9
 
 
 def _seed(tenant, rows: int) -> None:

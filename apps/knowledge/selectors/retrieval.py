@@ -13,7 +13,18 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connections, transaction
-from django.db.models import ExpressionWrapper, F, FloatField, Func, QuerySet, Value
+from django.db.models import (
+    Case,
+    DateTimeField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Func,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.db.models.functions import Lower
 from pgvector.django import CosineDistance
 
@@ -169,23 +180,27 @@ def semantic_leg(
 def curated_id(base: QuerySet[Article], query: str) -> uuid.UUID | None:
     """The curated answer to ``query``: an article a curator wrote, edited or published whose
     title or ``alias:`` tag is the query. An agent's own article is never pinned, whatever
-    its title (it ranks like any other result)."""
+    its title (it ranks like any other result).
+
+    One statement: a title match first (the lowest id of several), else the most recently
+    published article carrying the alias."""
     phrase = normalise_phrase(query)
     if not phrase:
         return None
-    base = base.filter(curated=True)
-    by_title = (
-        base.alias(title_key=Func(Lower("title"), Value("?!. "), function="rtrim"))
-        .filter(title_key=phrase)
-        .order_by("id")
-        .values_list("pk", flat=True)
-        .first()
-    )
-    if by_title is not None:
-        return by_title
+    by_title = Q(title_key=phrase)
     return (
-        base.filter(tags__contains=[ALIAS_TAG_PREFIX + phrase])
-        .order_by("-published_at", "id")
+        base.filter(curated=True)
+        .alias(title_key=Func(Lower("title"), Value("?!. "), function="rtrim"))
+        .filter(by_title | Q(tags__contains=[ALIAS_TAG_PREFIX + phrase]))
+        .alias(
+            title_first=Case(When(by_title, then=Value(0)), default=Value(1)),
+            published_for_alias=Case(
+                When(by_title, then=Value(None)),
+                default=F("published_at"),
+                output_field=DateTimeField(),
+            ),
+        )
+        .order_by("title_first", F("published_for_alias").desc(nulls_last=True), "id")
         .values_list("pk", flat=True)
         .first()
     )

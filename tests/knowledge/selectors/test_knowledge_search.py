@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -153,6 +154,34 @@ def test_an_alias_match_is_pinned_even_when_no_leg_retrieves_it(tenant, wiki, ag
         None,
     )
     assert result.meta["provenance"] == "curated"
+
+
+def test_a_title_match_is_pinned_before_any_alias_match(tenant, wiki, agent_viewer):
+    # given: two curated articles carry the query as an alias, the later one published last
+    publish(tenant, "Old calendar", "Releases went out on Mondays.", tags=["alias:Ship Window"])
+    newer = publish(
+        tenant, "Release calendar", "Releases go out on Tuesdays.", tags=["alias:Ship Window"]
+    )
+
+    # when / then: the most recently published alias is the answer
+    assert (
+        knowledge_search(tenant=tenant, viewer=agent_viewer, query="ship window")
+        .results[0]
+        .article.pk
+        == newer.pk
+    )
+
+    # given: an article titled with the query, published before both
+    titled = publish(tenant, "Ship window", "The ship window is Tuesday to Thursday.")
+    Article.objects.filter(pk=titled.pk).update(published_at=newer.published_at - timedelta(days=1))
+
+    # when / then: a title match wins over every alias
+    assert (
+        knowledge_search(tenant=tenant, viewer=agent_viewer, query="Ship window?")
+        .results[0]
+        .article.pk
+        == titled.pk
+    )
 
 
 @pytest.mark.parametrize(
