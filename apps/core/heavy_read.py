@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 
 from django.conf import settings
 from django.core.cache import cache
 
+from apps.core.cache import count
 from apps.core.telemetry import emit
 
 SLOT_TTL_SECONDS = 60
@@ -34,20 +35,16 @@ class HeavyReadShed(Exception):
 
 @contextmanager
 def _slot(key: str, *, limit: int, scope: str, owner: str) -> Iterator[None]:
-    # One cache round trip when the count exists (the usual case), two when it must be made.
-    try:
-        in_flight = cache.incr(key)
-    except ValueError:
-        # No count yet, or it expired: make it, unless another request just did.
-        in_flight = 1 if cache.add(key, 1, timeout=SLOT_TTL_SECONDS) else cache.incr(key)
+    in_flight = count(key, 1, timeout=SLOT_TTL_SECONDS)
     try:
         if in_flight > limit:
             emit(f"heavy_read.{scope}_shed", {"count": 1})
             raise HeavyReadShed(f"{owner} has {in_flight - 1} heavy reads in flight", scope=scope)
         yield
     finally:
-        with suppress(ValueError):  # the slot key expired: nothing to release
-            cache.decr(key)
+        if count(key, -1, timeout=SLOT_TTL_SECONDS) < 0:
+            # The key expired while this slot was held: below zero, it would admit too many.
+            cache.set(key, 0, timeout=SLOT_TTL_SECONDS)
 
 
 @contextmanager

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.core.cache import cache
 
-from apps.core.cache import shared_cache_reachable
+from apps.core.cache import count, shared_cache_reachable
 from apps.core.exceptions import CoreErrorCode, RateLimited
 from apps.core.telemetry import emit
 
@@ -57,12 +57,7 @@ def subject_in_flight_slot(
     :class:`TooManyRequestsInFlight` (429, nothing held) when all are taken."""
     limit = subject_in_flight_limit() if limit is None else limit
     key = _key(tenant_id, subject_id)
-    cache.add(key, 0, timeout=SLOT_TTL_SECONDS)
-    try:
-        in_flight = cache.incr(key)
-    except ValueError:  # the key expired between add and incr
-        cache.add(key, 1, timeout=SLOT_TTL_SECONDS)
-        in_flight = 1
+    in_flight = count(key, 1, timeout=SLOT_TTL_SECONDS)
     try:
         if in_flight > limit:
             emit("request.subject_in_flight_refused", {"count": 1})
@@ -75,8 +70,7 @@ def subject_in_flight_slot(
             )
         yield
     finally:
-        with suppress(ValueError):  # the slot key expired: nothing to release
-            if cache.decr(key) < 0:
-                # The key expired while this slot was held and was started again without it:
-                # a count below zero would let the subject past its cap until the key expires.
-                cache.set(key, 0, timeout=SLOT_TTL_SECONDS)
+        if count(key, -1, timeout=SLOT_TTL_SECONDS) < 0:
+            # The key expired while this slot was held (and was started again without it):
+            # a count below zero would let the subject past its cap until the key expires.
+            cache.set(key, 0, timeout=SLOT_TTL_SECONDS)

@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from apps.core.cache import count
 from apps.core.exceptions import RateLimited
 
 
@@ -66,12 +67,7 @@ def enforce_rate_limit(
     """
     now = time.time() if now is None else now
     key = _window_key(bucket, window_seconds, now)
-    cache.add(key, 0, timeout=window_seconds + 1)
-    try:
-        hits = cache.incr(key, cost)
-    except ValueError:  # the key expired between add and incr
-        cache.add(key, cost, timeout=window_seconds + 1)
-        hits = cost
+    hits = count(key, cost, timeout=window_seconds + 1)
     if hits > limit:
         with contextlib.suppress(ValueError):  # expired meanwhile: nothing to give back
             cache.decr(key, cost)
@@ -103,13 +99,7 @@ def rate_limit_count(*, bucket: str, window_seconds: int, now: float | None = No
     """Count one hit against ``bucket`` without refusing anything; returns the window's hits."""
     now = time.time() if now is None else now
     key = _window_key(bucket, window_seconds, now)
-    cache.add(key, 0, timeout=window_seconds + 1)
-    try:
-        hits: int = cache.incr(key)
-    except ValueError:  # the key expired between add and incr
-        cache.add(key, 1, timeout=window_seconds + 1)
-        hits = 1
-    return hits
+    return count(key, 1, timeout=window_seconds + 1)
 
 
 def request_source(meta: Mapping[str, Any]) -> str:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import redis
 from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
 
@@ -55,6 +56,54 @@ def test_with_redis_gone_counts_go_on_in_process_memory(redis_server):
     assert cache.incr("hits") == 1  # the stand-in starts from nothing
     assert cache.incr("hits", 2) == 3
     assert cache.get("hits") == 3
+    assert not shared_cache.shared_cache_reachable()
+
+
+def _commands(server: RedisServer) -> dict[str, int]:
+    client = redis.Redis(port=server.port)
+    try:
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    return {name.removeprefix("cmdstat_"): int(stat["calls"]) for name, stat in stats.items()}
+
+
+def test_a_counter_is_started_and_counted_in_one_round_trip(redis_server):
+    before = _commands(redis_server)
+
+    assert shared_cache.count("slots", 1, timeout=60) == 1
+    assert shared_cache.count("slots", 2, timeout=60) == 3
+    assert shared_cache.count("slots", -3, timeout=60) == 0
+
+    after = _commands(redis_server)
+    # Three counts: three MULTI/EXEC blocks of SET NX EX + INCRBY, no EXISTS check.
+    assert after.get("exec", 0) - before.get("exec", 0) == 3
+    assert after.get("exists", 0) - before.get("exists", 0) == 0
+    assert cache.get("slots") == 0  # Django's API reads what was counted
+    client = redis.Redis(port=redis_server.port)
+    try:
+        assert 0 < client.ttl(":1:slots") <= 60
+    finally:
+        client.close()
+
+
+def test_a_counter_keeps_the_expiry_it_started_with(redis_server):
+    shared_cache.count("window", 1, timeout=60)
+    client = redis.Redis(port=redis_server.port)
+    try:
+        client.expire(":1:window", 5)
+        shared_cache.count("window", 1, timeout=60)
+        assert client.ttl(":1:window") <= 5  # a count never extends the window
+    finally:
+        client.close()
+
+
+def test_with_redis_gone_a_counter_counts_in_process_memory(redis_server):
+    shared_cache.count("slots", 5, timeout=60)
+    redis_server.stop()
+
+    assert shared_cache.count("slots", 1, timeout=60) == 1  # the stand-in starts from nothing
+    assert shared_cache.count("slots", 1, timeout=60) == 2
     assert not shared_cache.shared_cache_reachable()
 
 
