@@ -16,9 +16,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from django.conf import settings
-from django.core.cache import cache
 
-from apps.core.cache import count
+from apps.core.cache import count, release
 from apps.core.telemetry import emit
 
 SLOT_TTL_SECONDS = 60
@@ -42,9 +41,7 @@ def _slot(key: str, *, limit: int, scope: str, owner: str) -> Iterator[None]:
             raise HeavyReadShed(f"{owner} has {in_flight - 1} heavy reads in flight", scope=scope)
         yield
     finally:
-        if count(key, -1, timeout=SLOT_TTL_SECONDS) < 0:
-            # The key expired while this slot was held: below zero, it would admit too many.
-            cache.set(key, 0, timeout=SLOT_TTL_SECONDS)
+        release(key, timeout=SLOT_TTL_SECONDS)
 
 
 @contextmanager

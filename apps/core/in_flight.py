@@ -16,9 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.conf import settings
-from django.core.cache import cache
 
-from apps.core.cache import count, shared_cache_reachable
+from apps.core.cache import count, release, shared_cache_reachable
 from apps.core.exceptions import CoreErrorCode, RateLimited
 from apps.core.telemetry import emit
 
@@ -70,7 +69,4 @@ def subject_in_flight_slot(
             )
         yield
     finally:
-        if count(key, -1, timeout=SLOT_TTL_SECONDS) < 0:
-            # The key expired while this slot was held (and was started again without it):
-            # a count below zero would let the subject past its cap until the key expires.
-            cache.set(key, 0, timeout=SLOT_TTL_SECONDS)
+        release(key, timeout=SLOT_TTL_SECONDS)

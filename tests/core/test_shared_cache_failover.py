@@ -98,6 +98,16 @@ def test_a_counter_keeps_the_expiry_it_started_with(redis_server):
         client.close()
 
 
+def test_a_slot_released_after_its_count_expired_leaves_zero_not_below(redis_server):
+    shared_cache.count("slots", 1, timeout=60)
+    cache.delete("slots")  # the count expires while the slot is held
+
+    shared_cache.release("slots", timeout=60)
+
+    assert cache.get("slots") == 0
+    assert shared_cache.count("slots", 1, timeout=60) == 1
+
+
 def test_with_redis_gone_a_counter_counts_in_process_memory(redis_server):
     shared_cache.count("slots", 5, timeout=60)
     redis_server.stop()

@@ -143,13 +143,14 @@ def snippet_for(body: str, query: str) -> str:
     return snippet
 
 
-def _vector_of(article: Article, embedding_model: str) -> np.ndarray[Any, Any] | None:
+def _vector_of(
+    wire: bytes | memoryview | None, article_model: str, embedding_model: str
+) -> np.ndarray[Any, Any] | None:
     # Diversification compares candidates' vectors with each other: one of another model
     # (not re-embedded yet) would compare as noise, so it takes part as a pending one does.
-    wire = getattr(article, "embedding_wire", None)
-    if wire is None or article.embedding_model != embedding_model:
+    if wire is None or article_model != embedding_model:
         return None
-    return vector_from_wire(wire)
+    return vector_from_wire(bytes(wire))
 
 
 def _retrieve(
@@ -209,9 +210,8 @@ def _candidates(
         ranked = [pinned] + [e for e in ranked if e.article_id != legs.curated_id]
         ranked = ranked[: max(fetch, 1)]
     model = tenant_embedding_fingerprint(tenant=tenant)
-    articles: dict[uuid.UUID, Article] = {
-        article.pk: article
-        for article in Article.objects.using(legs.alias)
+    rows = list(
+        Article.objects.using(legs.alias)
         .filter(tenant_id=tenant.pk, pk__in=[entry.article_id for entry in ranked])
         # The vector in its binary form: Django's field would parse the text form, a Python
         # float per dimension, for every candidate of every search.
@@ -219,13 +219,15 @@ def _candidates(
         .annotate(
             embedding_wire=Func("embedding", function="vector_send", output_field=BinaryField())
         )
-    }
+    )
+    articles: dict[uuid.UUID, Article] = {row.pk: row for row in rows}
+    vectors = {row.pk: _vector_of(row.embedding_wire, row.embedding_model, model) for row in rows}
     candidates = [
         Candidate(
             key=str(entry.article_id),
             item=entry,
             score=entry.fused,
-            vector=_vector_of(articles[entry.article_id], model),
+            vector=vectors[entry.article_id],
             fingerprint=articles[entry.article_id].embedding_content_hash or None,
         )
         for entry in ranked
