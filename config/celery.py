@@ -33,4 +33,14 @@ def load_local_embedding_model(**_: Any) -> None:
             logger.exception("the local embedding model did not load at worker start")
 
 
+def freeze_loaded_objects(**_: Any) -> None:
+    """Once the pool process has loaded (apps/core/loaded_objects.py): a full collection
+    then no longer stalls a drain walking what the process keeps for its whole life."""
+    from apps.core import loaded_objects
+
+    loaded_objects.freeze_loaded_objects()
+
+
+# Receivers run in the order they connect: the model loads first, then is frozen with the rest.
 worker_process_init.connect(load_local_embedding_model)
+worker_process_init.connect(freeze_loaded_objects)

@@ -51,8 +51,13 @@ def post_fork(server: Any, worker: Any) -> None:
 
 def post_worker_init(worker: Any) -> None:
     """Load the local embedding models (the stored vectors' and the queries') and the token
-    table late interaction reads before the first request, not during it."""
+    table late interaction reads before the first request, not during it; then freeze what
+    was loaded (apps/core/loaded_objects.py)."""
+    from importlib import import_module
+
     from django.conf import settings
+
+    from apps.core.loaded_objects import freeze_loaded_objects
 
     if settings.EMBEDDING_PROVIDER == "local":
         from apps.providers import token_vectors
@@ -60,3 +65,5 @@ def post_worker_init(worker: Any) -> None:
 
         local_onnx.load_query_model()
         token_vectors.load_token_table()
+    import_module(settings.ROOT_URLCONF)  # it would load on first use: load it to be frozen
+    freeze_loaded_objects()
