@@ -137,10 +137,11 @@ def count(key: str, delta: int, *, timeout: int) -> int:
     return _count_in(cache_backend, key, delta, timeout=timeout)
 
 
-def release(key: str, *, timeout: int) -> None:
-    """Give back one slot taken with :func:`count`. A count that expired while the slot was
-    held starts again at 0, never below: below zero it would admit more than its cap."""
-    if count(key, -1, timeout=timeout) < 0:
+def release(key: str, *, timeout: int, amount: int = 1) -> None:
+    """Give back ``amount`` taken with :func:`count` (a slot, a refused request's hits). A
+    count that expired meanwhile starts again at 0, never below: below zero it would admit
+    more than its cap."""
+    if count(key, -amount, timeout=timeout) < 0:
         caches["default"].set(key, 0, timeout=timeout)
 
 

@@ -9,7 +9,6 @@ authentications by source address.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
-from apps.core.cache import count
+from apps.core.cache import count, release
 from apps.core.exceptions import RateLimited
 
 
@@ -69,8 +68,7 @@ def enforce_rate_limit(
     key = _window_key(bucket, window_seconds, now)
     hits = count(key, cost, timeout=window_seconds + 1)
     if hits > limit:
-        with contextlib.suppress(ValueError):  # expired meanwhile: nothing to give back
-            cache.decr(key, cost)
+        release(key, timeout=window_seconds + 1, amount=cost)
         details: dict[str, Any] = {"limit": limit, "window_seconds": window_seconds}
         if name is not None:
             details["bucket"] = name

@@ -108,6 +108,15 @@ def test_a_slot_released_after_its_count_expired_leaves_zero_not_below(redis_ser
     assert shared_cache.count("slots", 1, timeout=60) == 1
 
 
+def test_hits_given_back_leave_what_was_counted_before_them(redis_server):
+    shared_cache.count("window", 2, timeout=60)
+    shared_cache.count("window", 3, timeout=60)  # a refused batch of three
+
+    shared_cache.release("window", timeout=60, amount=3)
+
+    assert cache.get("window") == 2
+
+
 def test_with_redis_gone_a_counter_counts_in_process_memory(redis_server):
     shared_cache.count("slots", 5, timeout=60)
     redis_server.stop()

@@ -150,7 +150,7 @@ def _vector_of(
     # (not re-embedded yet) would compare as noise, so it takes part as a pending one does.
     if wire is None or article_model != embedding_model:
         return None
-    return vector_from_wire(bytes(wire))
+    return vector_from_wire(wire)
 
 
 def _retrieve(
