@@ -33,6 +33,33 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
+_MIB = 1024 * 1024
+#: Shared buffers hold a quarter of the machine's memory (PostgreSQL's own starting advice),
+#: between these bounds in MiB: a subject's exact recall reads its rows of the covering vectors
+#: index (~1.5 KB a 384-d memory, 3 GB at a million rows), and a page not in shared buffers
+#: costs a copy from the OS cache. At 1M rows recall p50 was 3.4-3.6 ms with 512MB and 2.4-2.5
+#: ms with 4GB (docs/benchmarks/memory-bench.md, "Recall at 1M rows and the buffer cache").
+#: Memory is touched only as pages are read, so a small store costs no more than before.
+SHARED_BUFFERS_MIN_MIB = 128
+SHARED_BUFFERS_MAX_MIB = 8192
+
+
+def physical_memory_bytes() -> int:
+    """This machine's physical memory (0 where the platform does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+
+
+def shared_buffers_for(memory_bytes: int) -> str:
+    """A quarter of ``memory_bytes`` in MiB, within the bounds above (512MB when unknown)."""
+    if memory_bytes <= 0:
+        return "512MB"
+    quarter = memory_bytes // 4 // _MIB
+    return f"{min(max(quarter, SHARED_BUFFERS_MIN_MIB), SHARED_BUFFERS_MAX_MIB)}MB"
+
+
 # Server settings applied once per cluster. Sized for a laptop/CI box: enough connections
 # for the web threads, a worker pool and the concurrent-writer tests; enough maintenance
 # memory that an HNSW build over a million 384-d rows stays in memory. Measured
@@ -42,7 +69,7 @@ logger = logging.getLogger(__name__)
 # It is only allocated while an index is built; autovacuum gets its own, smaller budget.
 SERVER_SETTINGS = {
     "max_connections": "300",
-    "shared_buffers": "512MB",
+    "shared_buffers": shared_buffers_for(physical_memory_bytes()),
     "maintenance_work_mem": "3GB",
     "autovacuum_work_mem": "256MB",
     # A new store's tables are analysed within seconds of its first writes: until then the
@@ -56,7 +83,8 @@ SERVER_SETTINGS = {
     "synchronous_commit": "off",
     "jit": "off",
 }
-SETTINGS_MARKER = "engram-settings-v2"
+# A new name re-applies SERVER_SETTINGS (and restarts) a cluster made under the old ones.
+SETTINGS_MARKER = "engram-settings-v3"
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
