@@ -132,3 +132,35 @@ def test_merged_recall_reads_its_memory_half_as_of_and_ledgers_validity(agent, m
         "explicit",
     )
     assert (spring["meta"]["as_of"], now["meta"]["as_of"]) == ("2024-04-01T00:00:00Z", None)
+
+
+def test_a_job_change_written_as_two_facts_is_read_now_and_as_it_stood_then(agent):
+    """Two plain writes months apart, an unrelated fact between, no supersede named: the
+    service retires the nurse job itself, recall answers with the new job, and as of June with
+    the old one, first, ahead of the unrelated fact."""
+    for text, when in [
+        ("Maria works as a nurse at St. Luke's hospital.", "2025-03-01T00:00:00Z"),
+        ("The user works out at the gym on weekends.", "2025-04-01T00:00:00Z"),
+        (
+            "Maria left the hospital and now works as a data analyst at Globex.",
+            "2025-09-01T00:00:00Z",
+        ),
+    ]:
+        assert agent.post(MEMORY, {"text": text, "occurred_at": when}).status_code == 201
+    _embed_all()
+    question = "Where does Maria work?"
+
+    now = agent.post(RECALL, {"query": question}).json()["data"]
+    then = agent.post(RECALL, {"query": question, "as_of": "2025-06-01T00:00:00Z"}).json()["data"]
+
+    assert (now[0]["memory"]["text"], now[0]["validity"]) == (
+        "Maria left the hospital and now works as a data analyst at Globex.",
+        "current",
+    )
+    assert "Maria works as a nurse at St. Luke's hospital." not in [
+        h["memory"]["text"] for h in now
+    ]
+    assert [(hit["memory"]["text"], hit["validity"]) for hit in then] == [
+        ("Maria works as a nurse at St. Luke's hospital.", "superseded"),
+        ("The user works out at the gym on weekends.", "current"),
+    ]

@@ -158,6 +158,29 @@ def test_as_of_is_filtered_before_the_top_k_cut(tenant, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_fact_superseded_since_ranks_as_it_scores_among_what_held_then(tenant, mode):
+    """In June the nurse job held and answers the question best. That another job replaced it
+    in September says nothing about June, so it does not go behind an unrelated memory."""
+    nurse = remember(
+        tenant, "a", "Maria works as a nurse at St. Luke's hospital.", occurred_at=MARCH
+    )
+    remember(tenant, "a", "The user works out at the gym on weekends.", occurred_at=MARCH)
+    _supersede(tenant, nurse, "Maria now works as a data analyst at Globex.", SEPTEMBER)
+
+    then = memory_recall(
+        tenant=tenant, subject_id="a", query="Where does Maria work?", mode=mode, as_of=JUNE
+    )
+    now = memory_recall(tenant=tenant, subject_id="a", query="Where does Maria work?", mode=mode)
+
+    assert _texts(then) == [
+        "Maria works as a nurse at St. Luke's hospital.",
+        "The user works out at the gym on weekends.",
+    ]
+    assert [hit.validity for hit in then.results] == ["superseded", "current"]
+    assert _texts(now)[0] == "Maria now works as a data analyst at Globex."
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_forgotten_fact_is_gone_at_every_time(tenant, chain, mode):
     berlin, lisbon, porto = chain
 

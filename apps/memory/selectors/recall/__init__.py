@@ -166,8 +166,12 @@ def memory_recall(
     # Of two hits that tell one fact, the later is the answer to how things stand now, and
     # only to that: a question about an event or a time keeps the ranking's order.
     later_first = window is None and event is None and asks_current_state(query)
+    # At ``as_of`` every hit held (the scope says so): one superseded since is no less true then.
     result = read(
-        include_superseded=include_superseded, narrowing=narrowing, later_first=later_first
+        include_superseded=include_superseded,
+        narrowing=narrowing,
+        later_first=later_first,
+        superseded_last=as_of is None,
     )
     if event is not None:
         # The event's own memory, found as any memory is: every version, same scope.
