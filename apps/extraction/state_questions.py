@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from apps.extraction.changes.claims import SINGLE_VALUED_KEYS
+
 __all__ = ["asks_current_state", "names_in"]
 
 # Words that place a question in the present: "What book is Jon currently reading?"
@@ -32,7 +34,18 @@ _STANDING = (
     r"|^what (?:job|work|position|role|diet) (?:does|do) [\w' ]+? (?:have|do|hold|follow)\b"
     r"|^(?:has|have) [\w' ]+? (?:come out|been released|finished|ended|started|healed|recovered)\b"
 )
-_STATE = re.compile("|".join((_NOW, _OUTCOME, _ATTEMPT, _HOW_MANY, _STANDING)), re.IGNORECASE)
+# What someone uses for something, a value of theirs that is one thing at a time, or who holds
+# a role: "Which database does the billing service use?", "What is Carol's email address?",
+# "Who is the project manager?", "When is the launch?" ("did": an event, not a value).
+_VALUE = (
+    r"^(?:what|which) [\w' -]+? (?:does|do) [\w' -]+? (?:use|prefer|drive|run on)\b"
+    r"|^(?:what|who|when) (?:is|are) (?:the user's|the team's|my|our|his|her|their|\w+'s) "
+    rf"(?:(?:current|new) )?{SINGLE_VALUED_KEYS}\??$"
+    r"|^(?:who|when) (?:is|are) the [\w -]+\??$"
+)
+_STATE = re.compile(
+    "|".join((_NOW, _OUTCOME, _ATTEMPT, _HOW_MANY, _STANDING, _VALUE)), re.IGNORECASE
+)
 
 
 def asks_current_state(question: str) -> bool:

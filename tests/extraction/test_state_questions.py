@@ -24,6 +24,12 @@ from apps.extraction.state_questions import asks_current_state, names_in
         "Where does the user live?",
         "What diet does the user follow?",
         "Has the new album come out?",
+        "Which database does the billing service use?",
+        "What car does the user drive?",
+        "What is Carol's email address?",
+        "Who is the user's manager?",
+        "Who is the project manager?",
+        "When is the product launch?",
     ],
 )
 def test_questions_about_how_things_stand(question):
@@ -42,6 +48,11 @@ def test_questions_about_how_things_stand(question):
         "Where did the user live before the move?",
         "Which database did the team choose?",
         "Is it snowing?",
+        "What is Melanie's hand-painted bowl a reminder of?",
+        "What is Caroline's reason for getting into running?",
+        "Who is Caroline?",
+        "When is Caroline's youth center putting on a talent show?",
+        "What car did the user drive in college?",
     ],
 )
 def test_questions_about_an_event_or_a_habit(question):

@@ -36,17 +36,26 @@ _KEY_VALUE = re.compile(
     r"^(?P<owner>(?i:the user's|the team's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
     r"(?:(?i:new|current|latest|updated)\s+)?"
     r"(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?:is|are)\s+(?:now\s+|currently\s+|still\s+)?"
-    r"(?P<value>[^,;.!?()]{1,60})$",
+    r"(?P<value>(?:[^,;.!?()]|\.(?=\S)){1,60})$",  # a dot inside a value: an address, a version
+)
+#: "Carol changed her email to …", "the user updated their phone number to …": a key's new
+#: value told by the change itself; the owner is the sentence's subject.
+_KEY_CHANGED = re.compile(
+    r"^(?P<owner>(?i:the user|the team|i|we)|(?P<name>[A-Z][a-z]+))\s+"
+    r"(?i:has\s+|have\s+)?(?i:changed|updated|switched|moved)\s+"
+    r"(?i:his|her|their|my|our)\s+(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?i:to)\s+"
+    r"(?P<value>(?:[^,;.!?()]|\.(?=\S)){1,60})$",
 )
 #: Keys whose value is one thing at a time: a new value replaces the old one.
-_SINGLE_VALUED_KEYS = re.compile(
-    r"^(?:favou?rite [a-z ]+|birthday|age|email|e-mail|phone(?: number)?|address|home address|"
-    r"time ?zone|manager|boss|job title|title|salary|budget|deadline|default branch|port|"
-    r"version|editor|ide|shell|operating system|os|main language|primary language|"
-    r"database|stack|department|rent|car|commute|school|major|gym|doctor|therapist|"
-    r"hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
-    r"username|handle|pronouns|employer|company|city|country)$"
+SINGLE_VALUED_KEYS = (
+    r"(?:favou?rite [a-z ]+|birthday|age|e-?mail(?: address)?|phone(?: number)?|address|"
+    r"home address|time ?zone|manager|boss|job title|title|salary|budget|deadline|"
+    r"default branch|port|version|editor|ide|shell|operating system|os|main language|"
+    r"primary language|database|stack|department|rent|car|commute|school|major|gym|doctor|"
+    r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
+    r"username|handle|pronouns|employer|company|city|country|relationship status)"
 )
+_SINGLE_VALUED_KEYS = re.compile(rf"^{SINGLE_VALUED_KEYS}$")
 #: "my team is like a second family", "our deploy day is great": a judgement, not a value.
 _EVALUATIVE = re.compile(
     r"^(?:like|so|such|very|really|pretty|quite|too|the best|the worst|a (?:great|big|huge)|"
@@ -57,15 +66,16 @@ _CHANGED = re.compile(r"\b(?:is now|are now|changed|switched|no longer)\b", re.I
 
 
 def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
-    match = _KEY_VALUE.match(sentence.strip().rstrip(".!"))
+    stated = sentence.strip().rstrip(".!")
+    match = _KEY_VALUE.match(stated) or _KEY_CHANGED.match(stated)
     if match is None or unsettled(sentence):
         return []
     key = match.group("key").strip().lower()
     if not (_SINGLE_VALUED_KEYS.match(key) or _CHANGED.search(sentence)):
         return []
-    owner = match.group("owner").lower()
-    entity = {"the user's": "user", "the team's": "team", "our": "team"}.get(owner)
-    if owner == "my":
+    owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")
+    entity = {"the user": "user", "the team": "team", "our": "team", "we": "team"}.get(owner)
+    if owner in ("my", "i"):
         entity = speaker or WRITER
     elif match.group("name"):
         entity = match.group("name").lower()

@@ -106,6 +106,11 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return _diet(old, new)
     if family in ("employer", "role"):
         return _employment(old, new)
+    if family == "key":
+        # Whole tokens: an address or a number differs in what content words would drop
+        # ("carol@old.example.com" / "carol@new.example.com").
+        left, right = set(old.value.split()), set(new.value.split())
+        return not (left <= right or right <= left)
     return not _same_value(old.value, new.value)
 
 

@@ -112,7 +112,8 @@ _DIETS = (
 _POSSESSIVE = r"(?:his|her|their|my|our|the|\w+'s|\w+’s)"
 #: Where a value ends: punctuation, a conjunction or a time phrase.
 _VALUE_END = re.compile(
-    r"\s*(?:[,;.!?()\[\]\"]|\s[-–—]\s|\b(?:and|but|because|since|so|which|who|whom|where|"
+    # A dot ends a value only before a space or the end: "carol@acme.com", "Python 3.12".
+    r"\s*(?:[,;!?()\[\]\"]|\.(?!\S)|\s[-–—]\s|\b(?:and|but|because|since|so|which|who|whom|where|"
     r"when|while|after|before|with|until|though|although|now|again|recently|lately|"
     r"last|this|next|ago|for (?:a|an|the|about|over|almost|nearly|\d|one|two|three|"
     r"four|five|six|several|many|some)|as (?:a|an|of|well)|to (?:help|be|get|make|keep|"
@@ -658,6 +659,14 @@ _SWITCHED_TO = re.compile(
     r"(?P<new>.+?)\s+for\s+(?P<topic>.+)$",
     _I,
 )
+#: "migrated the billing service from Postgres to MySQL": what changed named between the verb
+#: and its old value.
+_SWITCHED_OBJECT = re.compile(
+    rf"^{_ADVERBS}(?:switched|moved|migrated|converted|ported|transitioned)\s+"
+    r"(?P<topic>(?:the|our|their|his|her|its|my)\s+.+?)\s+(?:over\s+)?from\s+(?P<old>.+?)"
+    r"\s+to\s+(?P<new>.+)$",
+    _I,
+)
 _USES = re.compile(
     rf"^{_ADVERBS}(?:uses|is using|has been using|relies on|works with|runs)\s+(?P<value>.+?)"
     r"\s+(?:for|as (?:the |a |an |its |our |their |his |her )?)(?P<topic>.+?)"
@@ -682,6 +691,14 @@ def _tool(topic: str | None) -> str:
 
 def tools(predicate: str) -> list[Finding]:
     if (match := _SWITCHED.match(predicate)) is not None:
+        return [
+            Finding(
+                _tool(match.group("topic")),
+                value_text(match.group("new")).lower(),
+                replaced=value_text(match.group("old")).lower(),
+            )
+        ]
+    if (match := _SWITCHED_OBJECT.match(predicate)) is not None:
         return [
             Finding(
                 _tool(match.group("topic")),

@@ -100,6 +100,26 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             [("user", "tool:dependency management", "uv")],
         ),
         (
+            "switched_what_then_from",
+            "The team migrated the billing service from PostgreSQL to MySQL.",
+            [("team", "tool:bill service", "mysql")],
+        ),
+        (
+            "a_dotted_value",
+            "Carol's email is carol@old.example.com.",
+            [("carol", "key:email", "carol@old.example.com")],
+        ),
+        (
+            "a_key_changed",
+            "Carol changed her email to carol@new.example.com.",
+            [("carol", "key:email", "carol@new.example.com")],
+        ),
+        (
+            "my_key_updated",
+            "I updated my phone number to 555-0199.",
+            [("i", "key:phone number", "555-0199")],
+        ),
+        (
             "interviewed",
             "Gina had an interview for a design internship.",
             [("gina", "result", "interviewed")],
@@ -204,6 +224,24 @@ def _one(text: str) -> Claim:
         ("left_the_employer", "Maria works at Acme.", "Maria quit Acme.", True),
         ("left_another_place", "Maria works at Acme.", "Maria left Paris for a conference.", None),
         ("new_occupation", "John is a teacher.", "John is now a principal.", True),
+        (
+            "tool_migrated",
+            "The team uses PostgreSQL for the billing service.",
+            "The team migrated the billing service from PostgreSQL to MySQL.",
+            True,
+        ),
+        (
+            "address_changed",
+            "Carol's email is carol@old.example.com.",
+            "Carol changed her email to carol@new.example.com.",
+            True,
+        ),
+        (
+            "address_with_more_words",
+            "Carol's email is carol@example.com.",
+            "Carol's email is carol@example.com for work.",
+            False,
+        ),
         (
             "decision_reversed",
             "The team decided to use Kafka for events.",

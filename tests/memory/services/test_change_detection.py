@@ -105,6 +105,18 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
         ),
         ("new_occupation", "John is a teacher.", "John is now a principal.", "role"),
         ("tool_switched", "The team uses Jira.", "The team switched from Jira to Linear.", "tool"),
+        (
+            "what_was_migrated_named_first",
+            "The team uses PostgreSQL for the billing service.",
+            "The team migrated the billing service from PostgreSQL to MySQL.",
+            "tool",
+        ),
+        (
+            "an_address_changed",
+            "Carol's email is carol@old.example.com.",
+            "Carol changed her email to carol@new.example.com.",
+            "email",
+        ),
     ],
 )
 def test_a_change_said_in_everyday_words_retires_the_old_fact(
@@ -138,6 +150,16 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
         ("planned", "The user works at Stripe.", "The user plans to work at Google next year."),
         ("someone_else", "The user lives in Lisbon.", "The user's sister moved to Porto."),
         ("no_attribute", "The user likes tea.", "The user likes coffee more these days."),
+        (
+            "the_same_address_again",
+            "Carol's email is carol@example.com.",
+            "Carol changed her email to carol@example.com.",
+        ),
+        (
+            "something_else_moved",
+            "The team uses PostgreSQL for the billing service.",
+            "The team moved the standup from Monday to Tuesday.",
+        ),
     ],
 )
 def test_an_unchanged_fact_is_never_retired(tenant, _case, old_text, new_text):
