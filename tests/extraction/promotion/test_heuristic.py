@@ -255,6 +255,16 @@ def test_third_person_rewrite_keeps_the_rest_verbatim():
     assert third_person("your deploys go through Argo", addressee_is_user=True) == (
         "The user's deploys go through Argo."
     )
+    # A second verb of the same subject agrees too; a noun after "and now" is left alone.
+    assert third_person("I left the hospital and now work as a data analyst at Globex") == (
+        "The user left the hospital and now works as a data analyst at Globex."
+    )
+    assert third_person("I left Acme but still live in Boston") == (
+        "The user left Acme but still lives in Boston."
+    )
+    assert third_person("I ate pasta and now pizza is my favourite") == (
+        "The user ate pasta and now pizza is their favourite."
+    )
 
 
 def test_correction_supersedes_the_earlier_statement():

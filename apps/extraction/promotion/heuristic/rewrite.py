@@ -22,6 +22,13 @@ _ADVERBS = (
 _SUBJECT = re.compile(
     rf"\b(I|i|we|We|WE)\b(?!['’.]\w)((?:\s+(?:{_ADVERBS}))*)\s+([A-Za-z']+)(?![-\w])"
 )
+# A second verb of the same first-person subject, after "and now", "but still", …: "I left the
+# hospital and now work at Globex". Only before a word that opens a verb's complement, so "and
+# now pizza" is left alone.
+_COORDINATED = re.compile(
+    r"\b(and|but)(\s+(?:now|also|still|currently|then|recently|finally|since))\s+([a-z]+)"
+    r"(?=\s+(?:as|at|in|on|for|with|from|to|a|an|the|their|his|her|it|them|there|here)\b)"
+)
 _CONTRACTIONS = [
     (_rx(r"\bi['’]m\b|\bi am\b"), "the user is"),
     (_rx(r"\bi['’]ve\b"), "the user has"),
@@ -61,7 +68,12 @@ def third_person(text: str, *, addressee_is_user: bool = False) -> str:
 
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
-    text = _SUBJECT.sub(_subject, text)
+    text, subjects = _SUBJECT.subn(_subject, text)
+    if subjects:
+        text = _COORDINATED.sub(
+            lambda match: f"{match.group(1)}{match.group(2)} {third_person_verb(match.group(3))}",
+            text,
+        )
     for pattern, noun, full, pronoun in _POSSESSIVES:
         while (match := pattern.search(text)) is not None:
             replacement = pronoun if noun in text[: match.start()].lower() else full
