@@ -14,7 +14,7 @@ import re
 
 from apps.extraction.changes.claims import SINGLE_VALUED_KEYS
 
-__all__ = ["asks_current_state", "names_in"]
+__all__ = ["asked_attributes", "asks_current_state", "names_in"]
 
 # Words that place a question in the present: "What book is Jon currently reading?"
 _NOW = (
@@ -61,3 +61,41 @@ def names_in(question: str) -> tuple[str, ...]:
     """The names a question asks about (capitalised words past its first), in order: the
     later of two memories answers for "Alice" only if both speak of Alice."""
     return tuple(dict.fromkeys(match.group(1) for match in _NAME.finditer(question.strip())))
+
+
+# The attribute a question about how things stand asks for, as the change rules name their
+# families (apps/extraction/changes): "What is the user's current occupation?" asks for a job.
+_ATTRIBUTES = {
+    frozenset({"employer", "role"}): (
+        r"\b(?:occupation|job|jobs|career|profession|employer|employed|unemployed|"
+        r"do for (?:a )?living|work|works|working)\b"
+    ),
+    frozenset({"residence"}): (
+        r"\bwhere (?:does|do|is|are) [\w' ]+? (?:live|living|based|staying)\b|"
+        r"\b(?:location|city|country|hometown|resides?)\b"
+    ),
+    frozenset({"diet"}): r"\b(?:diet|vegetarian|vegan|pescatarian|eats? meat)\b",
+    frozenset({"relationship"}): (
+        r"\b(?:relationship|married|single|dating|partner|girlfriend|boyfriend|spouse|husband|"
+        r"wife|engaged|divorced)\b"
+    ),
+    frozenset({"pets"}): (
+        r"\b(?:pets?|dogs?|cats?|pupp(?:y|ies)|turtles?|fish|birds?|rabbits?|hamsters?)\b"
+    ),
+}
+_ATTRIBUTE_PATTERNS = [
+    (families, re.compile(pattern, re.IGNORECASE)) for families, pattern in _ATTRIBUTES.items()
+]
+
+
+def asked_attributes(question: str) -> frozenset[str]:
+    """The attribute families (``employer``, ``residence``, …) a question about how things
+    stand asks for; none for any other question."""
+    if not asks_current_state(question):
+        return frozenset()
+    return frozenset(
+        family
+        for families, pattern in _ATTRIBUTE_PATTERNS
+        if pattern.search(question)
+        for family in families
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.extraction.state_questions import asks_current_state, names_in
+from apps.extraction.state_questions import asked_attributes, asks_current_state, names_in
 
 
 @pytest.mark.parametrize(
@@ -71,3 +71,23 @@ def test_questions_about_an_event_or_a_habit(question):
 )
 def test_the_names_a_question_asks_about(question, names):
     assert names_in(question) == names
+
+
+@pytest.mark.parametrize(
+    ("question", "families"),
+    [
+        ("What is the user's current occupation?", {"employer", "role"}),
+        ("Where does Maria work now?", {"employer", "role"}),
+        ("Where does the user live?", {"residence"}),
+        ("What is the user's current location?", {"residence"}),
+        ("What diet does the user follow?", {"diet"}),
+        ("What is Caroline's relationship status?", {"relationship"}),
+        ("Is Evan married?", {"relationship"}),
+        ("How many dogs does Andrew have?", {"pets"}),
+        # Not a question about how things stand: no attribute is asked for.
+        ("When did the user start the job at Globex?", set()),
+        ("What did Caroline paint last week?", set()),
+    ],
+)
+def test_the_attribute_a_question_asks_for(question, families):
+    assert asked_attributes(question) == families

@@ -90,6 +90,10 @@ MEMORY_RECALL_RERANK_WEIGHT = env.float("ENGRAM_MEMORY_RECALL_RERANK_WEIGHT", de
 # MaxSim scores spread less than this over the head weigh in proportion: near-equal token
 # matches (a handful of short memories) would otherwise be stretched to the whole scale.
 MEMORY_RECALL_RERANK_CONFIDENT_SPREAD = 0.05
+# A question about how an attribute stands (a job, a home, a diet, a partner, pets) puts this
+# many of the head's memories that state it first (apps/memory/selectors/recall/attributes.py);
+# 0: off.
+MEMORY_RECALL_ATTRIBUTE_FIRST = env.int("ENGRAM_MEMORY_RECALL_ATTRIBUTE_FIRST", default=3)
 # Time words in a question ("last spring") rank what held or happened then first
 # (apps/memory/selectors/recall/windows.py); false: questions are read without them.
 MEMORY_RECALL_TIME_WORDS = env.bool("ENGRAM_MEMORY_RECALL_TIME_WORDS", default=True)

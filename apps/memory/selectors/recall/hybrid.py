@@ -24,6 +24,8 @@ from django.conf import settings
 
 from apps.core.db.filters import RecordFilter
 from apps.core.vectors import VectorParam
+from apps.extraction.state_questions import asked_attributes
+from apps.memory.selectors.recall.attributes import prefer_stated_attribute
 from apps.memory.selectors.recall.keyword import (
     Keywords,
     keyword_ranked_ids,
@@ -210,17 +212,20 @@ def hybrid_recall(
             meta[key] = leg.meta[key]
     reranking = rerank_enabled()
     depth = max(limit, settings.MEMORY_RECALL_RERANK_CANDIDATES) if reranking else limit
+    asked = asked_attributes(query)
+    if reranking or asked:
+        depth = max(limit, settings.MEMORY_RECALL_RERANK_CANDIDATES)
     winners = fuse(leg.ranked, keyword, depth)
-    if reranking:
+    if reranking or asked:
         # The head's texts alone (a narrow read), then the full rows of the final winners.
         legs = {winner.pk: winner.legs for winner in winners}
-        reordered = late_interaction_scores(
-            query,
-            [(winner.pk, winner.score) for winner in winners],
-            fetch_texts(scopes.any, [winner.pk for winner in winners]),
-        )
+        texts = fetch_texts(scopes.any, [winner.pk for winner in winners])
+        reordered = [(winner.pk, winner.score) for winner in winners]
+        if reranking:
+            reordered = late_interaction_scores(query, reordered, texts)
+            meta["reranked"] = min(len(reordered), settings.MEMORY_RECALL_RERANK_CANDIDATES)
+        reordered = prefer_stated_attribute(query, reordered, texts)
         winners = [Fused(pk=pk, score=score, legs=legs[pk]) for pk, score in reordered[:limit]]
-        meta["reranked"] = min(len(reordered), settings.MEMORY_RECALL_RERANK_CANDIDATES)
     memories, similarities, pending = fetch_rows(
         scopes.any,
         [winner.pk for winner in winners],

@@ -1,0 +1,76 @@
+"""A question about how an attribute of someone stands ("What is the user's current
+occupation?", "Where does Maria live?") prefers, within the ranking's head, the memories that
+state that attribute, as the change rules read them (:mod:`apps.extraction.changes`).
+
+Without it a short memory that shares the question's register ("The user is dating Alex now.")
+can outrank the job it asks about: neither BM25 ("occupation" is in neither) nor one sentence
+vector tells a job from a partner. The best ``MEMORY_RECALL_ATTRIBUTE_FIRST`` head members
+whose claims include the asked attribute (of the person the question names, or of the user
+when it says "the user") go first, in their order (so one of them from deep in the head can
+enter the results); the rest of the ranking keeps its order. Only questions about how things
+stand are read (:func:`apps.extraction.state_questions.asked_attributes`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+
+from django.conf import settings
+
+from apps.extraction.changes import extract_claims
+from apps.extraction.state_questions import asked_attributes, names_in
+
+_THE_USER = re.compile(r"\bthe user\b", re.IGNORECASE)
+#: Recent texts' stated attributes per process, as ``(entity, family)`` pairs.
+_CLAIMS_CACHE_SIZE = 20_000
+
+
+@functools.lru_cache(maxsize=_CLAIMS_CACHE_SIZE)
+def _stated(text: str) -> frozenset[tuple[str, str]]:
+    return frozenset((claim.entity, claim.family) for claim in extract_claims(text))
+
+
+def states_asked_attribute(text: str, families: frozenset[str], names: frozenset[str]) -> bool:
+    """Whether ``text`` states one of ``families`` of one of ``names`` (of anyone, if none)."""
+    return any(
+        family in families and (not names or entity in names) for entity, family in _stated(text)
+    )
+
+
+def _asked_about(query: str) -> frozenset[str]:
+    """Whose attribute the question asks for: the names it uses, else "the user" if it says so,
+    else anyone (empty)."""
+    names = frozenset(name.lower() for name in names_in(query))
+    if not names and _THE_USER.search(query):
+        return frozenset({"user"})
+    return names
+
+
+def prefer_stated_attribute(
+    query: str,
+    ranked: Sequence[tuple[uuid.UUID, float]],
+    texts: Mapping[uuid.UUID, str],
+) -> list[tuple[uuid.UUID, float]]:
+    """``ranked`` (``(id, score)``, best first) with the best
+    ``MEMORY_RECALL_ATTRIBUTE_FIRST`` of its head that state the asked attribute moved to the
+    front, in their order; unchanged when the question asks for none."""
+    families = asked_attributes(query)
+    first = settings.MEMORY_RECALL_ATTRIBUTE_FIRST
+    if not families or first <= 0:
+        return list(ranked)
+    whose = _asked_about(query)
+    head = ranked[: settings.MEMORY_RECALL_RERANK_CANDIDATES]
+    stating = [
+        index
+        for index, (pk, _score) in enumerate(head)
+        if pk in texts and states_asked_attribute(texts[pk], families, whose)
+    ][:first]
+    if not stating:
+        return list(ranked)
+    moved = set(stating)
+    return [ranked[index] for index in stating] + [
+        item for index, item in enumerate(ranked) if index not in moved
+    ]
