@@ -41,7 +41,9 @@ _VALUE = (
     r"^(?:what|which) [\w' -]+? (?:does|do) [\w' -]+? (?:use|prefer|drive|run on)\b"
     r"|^(?:what|who|when) (?:is|are) (?:the user's|the team's|my|our|his|her|their|\w+'s) "
     rf"(?:(?:current|new) )?{SINGLE_VALUED_KEYS}\??$"
-    r"|^(?:who|when) (?:is|are) the [\w -]+\??$"
+    r"|^who (?:is|are) the [\w -]+\??$"
+    # A bare noun phrase: "when is the launch?", not a schedule ("… the standup on Fridays?").
+    r"|^when (?:is|are) the [\w-]+(?: [\w-]+){0,2}\??$"
 )
 _STATE = re.compile(
     "|".join((_NOW, _OUTCOME, _ATTEMPT, _HOW_MANY, _STANDING, _VALUE)), re.IGNORECASE

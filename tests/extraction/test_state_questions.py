@@ -53,6 +53,7 @@ def test_questions_about_how_things_stand(question):
         "Who is Caroline?",
         "When is Caroline's youth center putting on a talent show?",
         "What car did the user drive in college?",
+        "When is the deploy pipeline on friday?",
     ],
 )
 def test_questions_about_an_event_or_a_habit(question):

@@ -18,7 +18,7 @@ know makes none either, so an unchanged fact is never retired by a paraphrase of
 
 from __future__ import annotations
 
-from apps.extraction.changes.claims import Claim, extract_claims
+from apps.extraction.changes.claims import Claim, extract_claims, states_attribute
 from apps.extraction.changes.compare import conflict, search_words
 
-__all__ = ["Claim", "conflict", "extract_claims", "search_words"]
+__all__ = ["Claim", "conflict", "extract_claims", "search_words", "states_attribute"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -131,3 +132,22 @@ def claim_share(text: str, claims: list[Claim]) -> float:
     if total == 0:
         return 1.0
     return min(1.0, len({claim.sentence for claim in claims}) / total)
+
+
+#: Recent texts' stated attributes per process, as ``(entity, family)`` pairs: recall asks
+#: the same memories again and again.
+_STATED_CACHE_SIZE = 20_000
+
+
+@functools.lru_cache(maxsize=_STATED_CACHE_SIZE)
+def _stated(text: str) -> frozenset[tuple[str, str]]:
+    return frozenset((claim.entity, claim.family) for claim in extract_claims(text))
+
+
+def states_attribute(text: str, families: frozenset[str], entities: frozenset[str]) -> bool:
+    """Whether ``text`` states one of the attribute ``families`` of one of ``entities`` (of
+    anyone, if empty): "Maria works as a nurse" states ``employer`` of ``maria``."""
+    return any(
+        family in families and (not entities or entity in entities)
+        for entity, family in _stated(text)
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.extraction.changes import Claim, conflict, extract_claims
+from apps.extraction.changes import Claim, conflict, extract_claims, states_attribute
 
 
 def _claims(text: str) -> list[tuple[str, str, str]]:
@@ -254,3 +254,18 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
     _case, old, new, expected
 ):
     assert conflict(_one(old), _one(new)) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "entities", "states"),
+    [
+        ("Maria works as a nurse at St. Luke's hospital.", {"maria"}, True),
+        ("Tom works as a chef at Luigi's.", {"maria"}, False),
+        ("Tom works as a chef at Luigi's.", set(), True),  # anyone's
+        ("The user works as a chef at Luigi's.", {"user"}, True),
+        ("Maria adopted a puppy.", {"maria"}, False),  # pets, not a job
+        ("Maria might work at Acme.", {"maria"}, False),  # a guess states nothing
+    ],
+)
+def test_a_text_states_an_attribute_only_of_the_entities_asked_about(text, entities, states):
+    assert states_attribute(text, frozenset({"employer", "role"}), frozenset(entities)) is states

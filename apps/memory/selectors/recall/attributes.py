@@ -13,31 +13,16 @@ stand are read (:func:`apps.extraction.state_questions.asked_attributes`).
 
 from __future__ import annotations
 
-import functools
 import re
 import uuid
 from collections.abc import Mapping, Sequence
 
 from django.conf import settings
 
-from apps.extraction.changes import extract_claims
+from apps.extraction.changes import states_attribute
 from apps.extraction.state_questions import asked_attributes, names_in
 
 _THE_USER = re.compile(r"\bthe user\b", re.IGNORECASE)
-#: Recent texts' stated attributes per process, as ``(entity, family)`` pairs.
-_CLAIMS_CACHE_SIZE = 20_000
-
-
-@functools.lru_cache(maxsize=_CLAIMS_CACHE_SIZE)
-def _stated(text: str) -> frozenset[tuple[str, str]]:
-    return frozenset((claim.entity, claim.family) for claim in extract_claims(text))
-
-
-def states_asked_attribute(text: str, families: frozenset[str], names: frozenset[str]) -> bool:
-    """Whether ``text`` states one of ``families`` of one of ``names`` (of anyone, if none)."""
-    return any(
-        family in families and (not names or entity in names) for entity, family in _stated(text)
-    )
 
 
 def _asked_about(query: str) -> frozenset[str]:
@@ -66,7 +51,7 @@ def prefer_stated_attribute(
     stating = [
         index
         for index, (pk, _score) in enumerate(head)
-        if pk in texts and states_asked_attribute(texts[pk], families, whose)
+        if pk in texts and states_attribute(texts[pk], families, whose)
     ][:first]
     if not stating:
         return list(ranked)
