@@ -181,6 +181,37 @@ def test_a_fact_superseded_since_ranks_as_it_scores_among_what_held_then(tenant,
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_time_words_read_as_of_a_time_reach_a_fact_that_had_ended_by_then(tenant, chain, mode):
+    """As of December, "last spring" is March to May: Berlin held then, though by December
+    Porto had replaced it, so the window's read is not cut to what held in December."""
+    december = datetime(2024, 12, 1, tzinfo=UTC)
+
+    result = memory_recall(
+        tenant=tenant,
+        subject_id="a",
+        query="which city did the user live in last spring",
+        mode=mode,
+        as_of=december,
+    )
+
+    assert _texts(result)[0] == "The user lives in the city of Berlin."
+    assert result.meta["time_window"]["start"] == "2024-03-01T00:00:00Z"
+
+
+def test_a_window_read_as_of_a_time_ends_there(tenant, chain):
+    """ "Since March" as of July: Lisbon (June) is in it, Porto (September) is not."""
+    result = memory_recall(
+        tenant=tenant,
+        subject_id="a",
+        query="which city has the user lived in since March 2024",
+        as_of=datetime(2024, 7, 1, tzinfo=UTC),
+    )
+
+    assert "The user lives in the city of Porto." not in _texts(result)
+    assert result.meta["time_window"]["end"] == "2024-07-01T00:00:00Z"
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_forgotten_fact_is_gone_at_every_time(tenant, chain, mode):
     berlin, lisbon, porto = chain
 

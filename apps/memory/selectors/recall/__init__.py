@@ -61,6 +61,7 @@ from apps.memory.selectors.recall.windows import (
     prefer_window,
     window_meta,
     window_narrowing,
+    window_until,
 )
 from apps.providers.embeddings import EmbeddingsUnavailable
 from apps.providers.query_vectors import (
@@ -185,13 +186,18 @@ def memory_recall(
         )
         window, anchor = event_window(event, found.results) or (None, None)
     preferred = 0
+    if window is not None and as_of is not None:
+        window = window_until(window, as_of)
     if window is not None:
         # Every version that held in the window: what was true then is what the question asks
-        # for, so a fact superseded since does not go last.
+        # for, so a fact superseded since does not go last. The window stands in for as_of's
+        # valid-time filter ("as of December, where did she work last spring?" asks about a
+        # job that had ended by December), and ends at as_of.
         within = read(
             include_superseded=True,
             narrowing=window_narrowing(window, narrowing, anchor),
             superseded_last=False,
+            as_of=None,
         )
         result = prefer_window(result, within, limit)
         preferred = min(len(within.results), limit, settings.MEMORY_RECALL_TIME_WINDOW_FIRST)

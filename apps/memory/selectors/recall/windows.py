@@ -20,6 +20,7 @@ for a time nothing falls in.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -76,6 +77,16 @@ def window_narrowing(
     if narrowing is None:
         return RecordFilter(q=rows, raw={})
     return RecordFilter(q=narrowing.q & rows, raw=narrowing.raw)
+
+
+def window_until(window: TimeWindow, as_of: datetime) -> TimeWindow | None:
+    """``window`` cut to end at ``as_of`` (a recall as of a time reads nothing after it); None
+    when nothing of it is left."""
+    if window.start is not None and window.start >= as_of:
+        return None
+    if window.end is not None and window.end <= as_of:
+        return window
+    return TimeWindow(start=window.start, end=as_of, phrase=window.phrase)
 
 
 def prefer_window(result: RecallResult, within: RecallResult, limit: int) -> RecallResult:
