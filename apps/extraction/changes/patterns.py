@@ -690,15 +690,7 @@ def _tool(topic: str | None) -> str:
 
 
 def tools(predicate: str) -> list[Finding]:
-    if (match := _SWITCHED.match(predicate)) is not None:
-        return [
-            Finding(
-                _tool(match.group("topic")),
-                value_text(match.group("new")).lower(),
-                replaced=value_text(match.group("old")).lower(),
-            )
-        ]
-    if (match := _SWITCHED_OBJECT.match(predicate)) is not None:
+    if (match := _SWITCHED.match(predicate) or _SWITCHED_OBJECT.match(predicate)) is not None:
         return [
             Finding(
                 _tool(match.group("topic")),
