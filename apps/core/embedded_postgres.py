@@ -37,9 +37,9 @@ _MIB = 1024 * 1024
 #: Shared buffers hold a quarter of the machine's memory (PostgreSQL's own starting advice),
 #: between these bounds in MiB: a subject's exact recall reads its rows of the covering vectors
 #: index (~1.5 KB a 384-d memory, 3 GB at a million rows), and a page not in shared buffers
-#: costs a copy from the OS cache. At 1M rows recall p50 was 3.4-3.6 ms with 512MB and 2.4-2.5
-#: ms with 4GB (docs/benchmarks/memory-bench.md, "Recall at 1M rows and the buffer cache").
-#: Memory is touched only as pages are read, so a small store costs no more than before.
+#: costs a copy from the OS cache (docs/benchmarks/memory-bench.md, "Recall at 1M rows with
+#: shared buffers sized to the machine"). Memory is touched only as pages are read, so a small
+#: store costs no more than with a fixed 512MB.
 SHARED_BUFFERS_MIN_MIB = 128
 SHARED_BUFFERS_MAX_MIB = 8192
 

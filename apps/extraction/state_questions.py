@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from apps.extraction.changes.claims import SINGLE_VALUED_KEYS
+from apps.extraction.changes import SINGLE_VALUED_KEYS
 
 __all__ = ["asked_attributes", "asks_current_state", "names_in"]
 

@@ -18,7 +18,19 @@ know makes none either, so an unchanged fact is never retired by a paraphrase of
 
 from __future__ import annotations
 
-from apps.extraction.changes.claims import Claim, extract_claims, states_attribute
+from apps.extraction.changes.claims import (
+    SINGLE_VALUED_KEYS,
+    Claim,
+    extract_claims,
+    states_attribute,
+)
 from apps.extraction.changes.compare import conflict, search_words
 
-__all__ = ["Claim", "conflict", "extract_claims", "search_words", "states_attribute"]
+__all__ = [
+    "SINGLE_VALUED_KEYS",
+    "Claim",
+    "conflict",
+    "extract_claims",
+    "search_words",
+    "states_attribute",
+]

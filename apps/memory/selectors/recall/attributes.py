@@ -8,7 +8,7 @@ vector tells a job from a partner. The best ``MEMORY_RECALL_ATTRIBUTE_FIRST`` he
 whose claims include the asked attribute (of the person the question names, or of the user
 when it says "the user") go first, in their order (so one of them from deep in the head can
 enter the results); the rest of the ranking keeps its order. Only questions about how things
-stand are read (:func:`apps.extraction.state_questions.asked_attributes`).
+stand are read.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from django.conf import settings
 
 from apps.extraction.changes import states_attribute
-from apps.extraction.state_questions import asked_attributes, names_in
+from apps.extraction.state_questions import names_in
 
 _THE_USER = re.compile(r"\bthe user\b", re.IGNORECASE)
 
@@ -36,16 +36,15 @@ def _asked_about(query: str) -> frozenset[str]:
 
 def prefer_stated_attribute(
     query: str,
+    families: frozenset[str],
     ranked: Sequence[tuple[uuid.UUID, float]],
     texts: Mapping[uuid.UUID, str],
 ) -> list[tuple[uuid.UUID, float]]:
     """``ranked`` (``(id, score)``, best first) with the best
-    ``MEMORY_RECALL_ATTRIBUTE_FIRST`` of its head that state the asked attribute moved to the
-    front, in their order; unchanged when the question asks for none."""
-    families = asked_attributes(query)
+    ``MEMORY_RECALL_ATTRIBUTE_FIRST`` of its head that state one of the attribute ``families``
+    the question asks for (:func:`~apps.extraction.state_questions.asked_attributes`) moved to
+    the front, in their order."""
     first = settings.MEMORY_RECALL_ATTRIBUTE_FIRST
-    if not families or first <= 0:
-        return list(ranked)
     whose = _asked_about(query)
     head = ranked[: settings.MEMORY_RECALL_RERANK_CANDIDATES]
     stating = [

@@ -211,12 +211,11 @@ def hybrid_recall(
         if key in leg.meta:
             meta[key] = leg.meta[key]
     reranking = rerank_enabled()
-    depth = max(limit, settings.MEMORY_RECALL_RERANK_CANDIDATES) if reranking else limit
-    asked = asked_attributes(query)
-    if reranking or asked:
-        depth = max(limit, settings.MEMORY_RECALL_RERANK_CANDIDATES)
+    asked = asked_attributes(query) if settings.MEMORY_RECALL_ATTRIBUTE_FIRST > 0 else frozenset()
+    reordering = reranking or bool(asked)
+    depth = max(limit, settings.MEMORY_RECALL_RERANK_CANDIDATES) if reordering else limit
     winners = fuse(leg.ranked, keyword, depth)
-    if reranking or asked:
+    if reordering:
         # The head's texts alone (a narrow read), then the full rows of the final winners.
         legs = {winner.pk: winner.legs for winner in winners}
         texts = fetch_texts(scopes.any, [winner.pk for winner in winners])
@@ -224,7 +223,8 @@ def hybrid_recall(
         if reranking:
             reordered = late_interaction_scores(query, reordered, texts)
             meta["reranked"] = min(len(reordered), settings.MEMORY_RECALL_RERANK_CANDIDATES)
-        reordered = prefer_stated_attribute(query, reordered, texts)
+        if asked:
+            reordered = prefer_stated_attribute(query, asked, reordered, texts)
         winners = [Fused(pk=pk, score=score, legs=legs[pk]) for pk, score in reordered[:limit]]
     memories, similarities, pending = fetch_rows(
         scopes.any,
