@@ -181,6 +181,19 @@ def test_attribution_rewrites_person_and_verb():
     )
 
 
+def test_a_subject_of_several_keeps_its_plural_verb():
+    assert attribute("Buddy and I have a great time on walks", speaker="Ann", other="Ben") == (
+        "Buddy and Ann have a great time on walks"
+    )
+    # Two clauses joined by "and": the second subject is alone.
+    assert attribute("I have a dog and I love him", speaker="Ann", other="Ben") == (
+        "Ann has a dog and Ann loves him"
+    )
+    assert attribute("so great that you two are happy", speaker="Ann", other="Ben") == (
+        "so great that Ben and others are happy"
+    )
+
+
 def test_without_a_time_no_date_is_added():
     turns = _chat("Ann: I went to Lisbon yesterday.", "Ben: Fun.", said=None)
 

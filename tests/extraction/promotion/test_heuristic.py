@@ -265,6 +265,11 @@ def test_third_person_rewrite_keeps_the_rest_verbatim():
     assert third_person("I ate pasta and now pizza is my favourite") == (
         "The user ate pasta and now pizza is their favourite."
     )
+    # A subject of several keeps its plural verb; a second clause's subject does not.
+    assert third_person("Tom and I are getting married in spring") == (
+        "Tom and the user are getting married in spring."
+    )
+    assert third_person("She is nice and I like her") == "She is nice and the user likes her."
 
 
 def test_correction_supersedes_the_earlier_statement():

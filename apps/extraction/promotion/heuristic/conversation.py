@@ -37,6 +37,7 @@ from apps.extraction.promotion.heuristic.levels import (
     _words,
 )
 from apps.extraction.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
+from apps.extraction.promotion.heuristic.rewrite import compound_subject
 from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
 from apps.extraction.promotion.heuristic.similarity import _jaccard, _tokens
 from apps.extraction.promotion.heuristic.splitting import sentences
@@ -148,6 +149,9 @@ def attribute(text: str, *, speaker: str, other: str | None) -> str:
         text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
 
     def singular(match: re.Match[str]) -> str:
+        # "Buddy and I have …": a compound subject keeps its plural verb.
+        if compound_subject(match.string, match.start()):
+            return f"{speaker}{match.group(1)} {match.group(2)}"
         return f"{speaker}{match.group(1)} {_present(match.group(2))}"
 
     text = re.sub(rf"\bI\b({_ADVERBS})\s+([A-Za-z']+)", singular, text)
@@ -164,6 +168,7 @@ def attribute(text: str, *, speaker: str, other: str | None) -> str:
         text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
     if other:
         for pattern, replacement in (
+            (r"\byou (?:two|both|guys|all)\b", f"{other} and others"),
             (r"\byou['’]re\b|\byou are\b", f"{other} is"),
             (r"\byou['’]ve\b", f"{other} has"),
             (r"\byou['’]ll\b", f"{other} will"),

@@ -29,6 +29,26 @@ _COORDINATED = re.compile(
     r"\b(and|but)(\s+(?:now|also|still|currently|then|recently|finally|since))\s+([a-z]+)"
     r"(?=\s+(?:as|at|in|on|for|with|from|to|a|an|the|their|his|her|it|them|there|here)\b)"
 )
+# "My wife and I …": up to four words from the clause's start, then "and"/"or", just before
+# the subject. Not when those words hold a subject or a verb of their own ("I have a dog and I
+# love him", "she is nice and I like her"): that "and" joins two clauses.
+_COMPOUND = re.compile(
+    r"(?:^|[,.;:!?]\s+)(?P<before>(?:[\w'’]+\s+){0,3}[\w'’]+)\s+(?:and|or)\s+$", re.IGNORECASE
+)
+_OWN_CLAUSE = re.compile(
+    r"\b(?:i|we|he|she|they|it|you|is|are|was|were|am|has|have|had|do|does|did|can|will|"
+    r"would|could|should|got|get|gets)\b",
+    re.IGNORECASE,
+)
+
+
+def compound_subject(text: str, start: int) -> bool:
+    """Whether the subject at ``start`` of ``text`` is one of several ("Tom and I"), so its
+    verb stays plural."""
+    match = _COMPOUND.search(text, 0, start)
+    return match is not None and _OWN_CLAUSE.search(match.group("before")) is None
+
+
 _CONTRACTIONS = [
     (_rx(r"\bi['’]m\b|\bi am\b"), "the user is"),
     (_rx(r"\bi['’]ve\b"), "the user has"),
@@ -52,6 +72,7 @@ _POSSESSIVES = [
     (_rx(r"\bourselves\b"), "the team", "the team", "itself"),
 ]
 _SECOND_PERSON = [
+    (_rx(r"\byou (?:two|both|guys|all)\b"), "the user and others"),
     (_rx(r"\byou['’]re\b|\byou are\b"), "the user is"),
     (_rx(r"\byour\b"), "the user's"),
     (_rx(r"\byou\b"), "the user"),
@@ -64,7 +85,10 @@ def third_person(text: str, *, addressee_is_user: bool = False) -> str:
 
     def _subject(match: re.Match[str]) -> str:
         who = "the user" if match.group(1).lower() == "i" else "the team"
-        return f"{who}{match.group(2)} {third_person_verb(match.group(3))}"
+        # "My wife and I have …": a compound subject keeps its plural verb.
+        compound = compound_subject(match.string, match.start())
+        verb = match.group(3) if compound else third_person_verb(match.group(3))
+        return f"{who}{match.group(2)} {verb}"
 
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
