@@ -104,6 +104,18 @@ def test_questions_greetings_and_reactions_yield_nothing():
     assert extract_candidates(turns) == []
 
 
+def test_a_lead_in_is_dropped_and_the_news_kept():
+    turns = _chat(
+        "Ann: Hi Ben! Speaking of which, I've got some awesome news -- I adopted a puppy.",
+        "Ben: By the way, I have big news: I moved to Lisbon.",
+    )
+
+    assert _texts(turns) == [
+        "Ann adopted a puppy. (said on 8 May 2023)",
+        "Ben moved to Lisbon. (said on 8 May 2023)",
+    ]
+
+
 def test_an_answer_without_a_subject_is_kept_as_the_speakers():
     turns = _chat(
         "Ann: What are you up to these days?",

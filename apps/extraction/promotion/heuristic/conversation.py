@@ -36,7 +36,11 @@ from apps.extraction.promotion.heuristic.levels import (
     _rx,
     _words,
 )
-from apps.extraction.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
+from apps.extraction.promotion.heuristic.patterns import (
+    _HYPOTHETICAL,
+    _QUESTION_OPENER,
+    LEAD_IN,
+)
 from apps.extraction.promotion.heuristic.rewrite import compound_subject
 from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
 from apps.extraction.promotion.heuristic.similarity import _jaccard, _tokens
@@ -231,7 +235,8 @@ _GREETING = _rx(
 
 
 def _vocatives(sentence: str, names: set[str]) -> str:
-    """Drop greetings and the addressee's name: "Hey Mel, I ran a race" → "I ran a race"."""
+    """Drop greetings, lead-ins and the addressee's name: "Hey Mel, I ran a race" → "I ran a
+    race"."""
 
     def is_name(word: str) -> bool:
         return any(name.lower().startswith(word.lower()) for name in names) and len(word) >= 2
@@ -239,7 +244,7 @@ def _vocatives(sentence: str, names: set[str]) -> str:
     previous = None
     while previous != sentence:
         previous = sentence
-        sentence = _GREETING.sub("", sentence).lstrip()
+        sentence = LEAD_IN.sub("", _GREETING.sub("", sentence).lstrip()).lstrip()
         first = re.match(r"^([A-Z][a-z]+)\b[\s,!.:;-]+", sentence)
         if first is not None and is_name(first.group(1)):
             sentence = sentence[first.end() :]

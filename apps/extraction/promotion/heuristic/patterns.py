@@ -80,6 +80,12 @@ _DEIXIS = _rx(
     r"remember|remembers)\s+(this|that|it|these|those)\b"
     r"(?!\s+(?!(for|with|in|on|at|now|then|too|also|anyway|again|every|all)\b)[a-z]{3,})"
 )
+#: What leads into the news rather than telling it: "Speaking of which, I've got some awesome
+#: news -- I adopted another pup" tells "I adopted another pup".
+LEAD_IN = _rx(
+    r"^(?:(?:speaking of which|by the way|btw|anyway|anyways|guess what|fun fact)\s*[,:!.-]+\s*"
+    r"|(?:i['’]ve got|i have|i got)\s+(?:some\s+)?(?:[a-z]+\s+)?news\s*(?:--|—|–|:|,|!)\s*)+"
+)
 _LEADING_HEDGE = _rx(r"^(i think|i guess|i believe|i suppose|probably|maybe|perhaps),?\s+")
 _UNIVERSAL = _rx(
     r"\b(every|everything|everyone|all (our|the|of|new)|any|anywhere|everywhere|whenever|"

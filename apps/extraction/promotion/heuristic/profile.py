@@ -21,7 +21,11 @@ from apps.extraction.changes import Claim, extract_claims
 from apps.extraction.promotion.heuristic.conversation import attribute
 from apps.extraction.promotion.heuristic.dates import day_text, resolve_relative_dates
 from apps.extraction.promotion.heuristic.levels import MAX_SENTENCE_CHARS, PROFILE, _rx
-from apps.extraction.promotion.heuristic.patterns import _HYPOTHETICAL, _QUESTION_OPENER
+from apps.extraction.promotion.heuristic.patterns import (
+    _HYPOTHETICAL,
+    _QUESTION_OPENER,
+    LEAD_IN,
+)
 from apps.extraction.promotion.heuristic.rewrite import third_person
 from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
 from apps.extraction.promotion.heuristic.splitting import sentences
@@ -102,7 +106,7 @@ def _event_time(turn: Turn, day: date | None) -> datetime | None:
 def _agent_facts(turn: Turn) -> list[Candidate]:
     found = []
     for sentence in sentences(turn.content):
-        body = _LABEL.sub("", _OPENER.sub("", sentence.strip()).strip())
+        body = _LABEL.sub("", LEAD_IN.sub("", _OPENER.sub("", sentence.strip())).strip())
         if not _usable(body):
             continue  # a sentence with a secret, a question or a hypothetical: none of it
         # Split only a sentence the user is the subject of: "Tom and I broke up" is one.
@@ -127,7 +131,7 @@ def _conversation_facts(turn: Turn, *, speaker: str, other: str | None) -> list[
     found = []
     body = _SPEAKER.sub("", turn.content.strip())
     for sentence in sentences(body):
-        sentence = _OPENER.sub("", sentence.strip()).strip()
+        sentence = LEAD_IN.sub("", _OPENER.sub("", sentence.strip())).strip()
         if not _usable(sentence):
             continue
         resolved = resolve_relative_dates(sentence, turn.occurred_at)
