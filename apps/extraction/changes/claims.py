@@ -43,7 +43,8 @@ _KEY_VALUE = re.compile(
 #: value told by the change itself; the owner is the sentence's subject.
 _KEY_CHANGED = re.compile(
     r"^(?P<owner>(?i:the user|the team|i|we)|(?P<name>[A-Z][a-z]+))\s+"
-    r"(?i:has\s+|have\s+)?(?i:changed|updated|switched|moved)\s+"
+    # Not "moved": "moved her car to the garage" puts the car somewhere, its value stays.
+    r"(?i:has\s+|have\s+)?(?i:changed|updated|switched)\s+"
     r"(?i:his|her|their|my|our)\s+(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?i:to)\s+"
     r"(?P<value>(?:[^,;.!?()]|\.(?=\S)){1,60})$",
 )

@@ -156,6 +156,11 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "Carol changed her email to carol@example.com.",
         ),
         (
+            "a_thing_moved_somewhere",
+            "Carol's car is a red Tesla.",
+            "Carol moved her car to the garage.",
+        ),
+        (
             "something_else_moved",
             "The team uses PostgreSQL for the billing service.",
             "The team moved the standup from Monday to Tuesday.",
