@@ -13,15 +13,16 @@ _UNCHANGED_VERBS = _words(
     "can can't cannot could couldn't will won't would wouldn't should shouldn't must "
     "mustn't may might shall"
 )
-#: Irregular past forms that are not also present forms ("read", "put", "quit" are both, and
-#: keep the present rewrite): "I got married" stays "got", not "gots".
+#: Irregular past forms: "I got married" stays "got", not "gots". Of the verbs whose past is
+#: also their present, only those a chat almost always tells as done are here ("I hurt my knee",
+#: "I quit my job", "Tom and I split up"); "read", "put", "set" keep the present rewrite.
 _IRREGULAR_PAST = _words(
     "was were went got had saw made took came gave found thought told felt left kept began "
     "ran bought brought caught taught sold sent spent built lost met paid said sat stood "
     "understood won wrote drove ate fell flew grew knew rode rose sang swam threw wore woke "
     "became chose forgot hid led lent lit meant slept spoke stuck struck swore tore wept did "
     "heard held drew dug fought fed forgave hung laid overcame rang sank shook shot slid spun "
-    "stole stung swung broke"
+    "stole stung swung broke hurt quit split"
 )
 _IRREGULAR = {
     "am": "is",

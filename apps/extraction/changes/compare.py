@@ -90,7 +90,7 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         if len(parts) > 1 and "health:*" not in parts:
             return None
         return old.value != new.value
-    if family in ("activity", "result", "decision"):
+    if family in ("activity", "result", "decision", "preference", "condition"):
         if not _same_topic(old, new):
             return None
         return old.value != new.value
@@ -129,7 +129,9 @@ _FAMILY_WORDS = {
     "health": "injury injured hurt sprained broke recovered recovering healed pain rehab",
     "result": "test exam interview audition failed passed",
     "decision": "decided decision agreed chose",
-    "activity": "stopped quit started joined",
+    "activity": "stopped quit started joined every weekly",
+    "preference": "likes loves prefers enjoys hates dislikes",
+    "condition": "allergic allergy diagnosed",
     "tool": "uses using switched migrated",
     "key": "",
 }

@@ -11,7 +11,10 @@ turtles", "no longer plays tennis") and returns ``(attribute, value, topic)`` fi
 * ``relationship`` — married, engaged, dating, single, divorced;
 * ``pets:<species>`` — ``0``, ``some``, ``+`` (one more than before) or a count;
 * ``health:<part>`` — injured, recovering, recovered (``*``: the part is not named);
-* ``activity`` — ``active`` or ``stopped``, with the activity's words as its topic;
+* ``condition`` — a lasting condition (an allergy, a diagnosis), its words as the topic;
+* ``activity`` — ``active`` or ``stopped``, with the activity's words as its topic; a habit
+  told with how often it recurs ("goes to the gym twice a week") is ``active`` too;
+* ``preference`` — ``likes`` or ``dislikes``, with what is liked as the topic;
 * ``result`` — passed or failed a test, or where an application stands (applied,
   interviewed, accepted, rejected), with its words as the topic;
 * ``tool:<topic>`` — what is used for something, and ``from`` what it replaced;
@@ -54,7 +57,9 @@ _UNSETTLED = re.compile(
     # "may" the verb, not the month ("in May", "7 May 2023").
     r"\b(?:(?<!\d )(?<!in )(?<!on )(?<!of )(?<!early )(?<!late )may(?! \d)|"
     r"might|maybe|perhaps|probably|possibly|hopefully|hope|hopes|hoping|plan|plans|"
-    r"planning|planned|want|wants|wanted|wanting|would|could|should|will|won't|going to|"
+    r"planning|planned|want|wants|wanted|wanting|would|could|should|will|won't|"
+    # "going to" the future, not the errand of a habit ("stopped going to the gym").
+    r"(?<!stopped )(?<!quit )(?<!started )(?<!keeps )(?<!kept )going to|"
     r"gonna|thinking (?:of|about)|considering|considers|consider|wish|wishes|if|unless|"
     r"someday|one day|dream|dreams|dreaming|trying to|tries to|try to|looking (?:for|into|to)|"
     r"about to|used to|next (?:week|month|year|summer|spring|fall|winter)|soon|excited to|"
@@ -523,6 +528,29 @@ _STARTED = re.compile(
     r"(?!to\b|feeling\b|thinking\b|a conversation\b|talking\b|care\b)(?P<topic>.+)$",
     _I,
 )
+_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_PART_OF_DAY = r"(?:morning|afternoon|evening|night)s?"
+#: How often something recurs: "every Saturday morning", "on Tuesdays", "twice a week".
+RECURRENCE = re.compile(
+    rf"\s*\b(?:every|each)\s+(?:other\s+)?(?:day|week|weekend|month|year|{_DAY}|{_PART_OF_DAY})s?"
+    rf"(?:\s+{_PART_OF_DAY})?\b"
+    rf"|\s*\bon\s+{_DAY}s(?:\s+(?:and|or)\s+{_DAY}s)?(?:\s+{_PART_OF_DAY})?\b"
+    r"|\s*\b(?:once|twice|[a-z0-9]+\s+times)\s+(?:a|per|each)\s+(?:day|week|month|year)\b"
+    r"|\s*\b(?:daily|nightly|weekly|biweekly|fortnightly|monthly)\b",
+    _I,
+)
+#: "goes to the gym three times a week", "has therapy every Monday": a present-tense habit
+#: (read only with a :data:`RECURRENCE`).
+_ROUTINE = re.compile(rf"^{_ADVERBS}(?P<topic>(?!is\b|was\b)[a-z]+s\s+.+)$", _I)
+#: Verbs that say only that something is done, not what: "goes to the gym" and "stopped going
+#: to the gym" are both about the gym.
+_BARE_VERBS = re.compile(
+    r"^(?:go|goes|going|went|do|does|doing|did|attends?|attending|has|have|having|takes?|"
+    r"taking|gets?|getting)\s+",
+    _I,
+)
+#: Verbs that name the activity itself: "volunteers at the shelter" is about volunteering.
+_ACTIVITY_VERBS = frozenset({"volunteer", "play", "practic", "teach", "coach"})
 _NEGATED_ONLY = re.compile(r"^(?:doesn't|does not)\s+(?!\S+\s+(?:anymore|any more)\b)", _I)
 _TEST = r"(?:[\w-]+\s+){0,3}?(?:test|exam|interview|interviews|audition|assessment|certification)s?"
 _OBJECT = rf"(?:{_POSSESSIVE}\s+|a |an )?"
@@ -557,6 +585,11 @@ _BREAK = re.compile(
 _PURPOSE = re.compile(r"\s+to\s+\w+", _I)
 
 
+def _activity_topic(raw: str) -> frozenset[str]:
+    """What an activity is, without how often: "a pottery class on Tuesdays" → pottery."""
+    return words(value_text(_BARE_VERBS.sub("", RECURRENCE.sub("", raw.strip()))))
+
+
 def activity(predicate: str) -> list[Finding]:
     if (match := _BREAK.search(predicate)) is not None:
         topic_text = match.group("topic")
@@ -565,12 +598,63 @@ def activity(predicate: str) -> list[Finding]:
         topic = words(value_text(topic_text))
         return [Finding("activity", "stopped", topic)] if topic else []
     if (match := _STOPPED.match(predicate)) is not None and not _NEGATED_ONLY.match(predicate):
-        topic = words(value_text(match.group("topic")))
+        topic = _activity_topic(match.group("topic"))
         return [Finding("activity", "stopped", topic)] if topic else []
-    if (match := _STARTED.match(predicate)) is not None:
-        topic = words(value_text(match.group("topic")))
+    if (match := _STARTED.match(predicate) or _ROUTINE.match(predicate)) is not None and (
+        match.re is _STARTED or RECURRENCE.search(predicate)
+    ):
+        topic = _activity_topic(match.group("topic"))
+        topic |= words(predicate[: match.start("topic")]) & _ACTIVITY_VERBS
         return [Finding("activity", "active", topic)] if topic else []
     return []
+
+
+# --- preferences and conditions ------------------------------------------------------------------
+_LIKES = re.compile(
+    rf"^{_ADVERBS}(?:prefers|likes|loves|enjoys|adores|is (?:a (?:big |huge )?fan of|"
+    r"passionate about|into))\s+(?P<topic>.+)$",
+    _I,
+)
+_DISLIKES = re.compile(
+    rf"^{_ADVERBS}(?:dislikes|hates|detests|can't stand|cannot stand|doesn't like|does not like|"
+    r"doesn't enjoy|does not enjoy|is not a fan of|isn't a fan of|no longer (?:likes|enjoys|"
+    r"loves))\s+(?P<topic>.+)$",
+    _I,
+)
+
+
+def preference(predicate: str) -> list[Finding]:
+    """What someone likes or dislikes ("prefers short answers", "hates cilantro"): a later
+    opposite about the same thing changes it."""
+    for pattern, value in ((_DISLIKES, "dislikes"), (_LIKES, "likes")):
+        if (match := pattern.match(predicate)) is not None:
+            topic = words(value_text(match.group("topic")))
+            return [Finding("preference", value, topic)] if topic else []
+    return []
+
+
+_CONDITION = re.compile(
+    r"^(?:is|has been|was)\s+(?:severely\s+|very\s+|mildly\s+|deathly\s+)?allergic\s+to\s+"
+    r"(?P<topic>.+)$"
+    r"|^(?:has|have)\s+(?:an?\s+|a severe\s+)?(?P<topic2>[\w -]+?)\s+allerg(?:y|ies)\b"
+    r"|^(?:was|got|has been|is)\s+(?:recently\s+|just\s+)?diagnosed\s+with\s+(?P<topic3>.+)$"
+    r"|^(?:has|have|lives with|is living with)\s+(?P<topic4>(?:type [12] )?diabetes|asthma|"
+    r"celiac(?: disease)?|adhd|migraines|arthritis|epilepsy|high blood pressure|"
+    r"chronic \w+(?: \w+)?|crohn's(?: disease)?|lupus|a heart condition)\b",
+    _I,
+)
+
+
+def condition(predicate: str) -> list[Finding]:
+    """A lasting health condition: an allergy, a diagnosis ("is allergic to peanuts")."""
+    if (match := _CONDITION.match(predicate)) is None:
+        return []
+    if named := match.group("topic4"):
+        topic = words(named)  # "type 2 diabetes": the number is part of the name
+    else:
+        topic = words(value_text(match.group("topic") or match.group("topic2") or ""))
+        topic |= words(value_text(match.group("topic3") or ""))
+    return [Finding("condition", "has", topic)] if topic else []
 
 
 #: Where an application stands: applied → interviewed → accepted or rejected.
@@ -732,9 +816,22 @@ _AUX_ADVERB = re.compile(
 
 #: Findings that make the clause's activity reading redundant ("joined Stripe as an engineer"
 #: is a job; "moved to Lisbon", a home).
-_EXCLUSIVE = frozenset({"employer", "role", "residence", "relationship", "diet"})
+_EXCLUSIVE = frozenset({"employer", "role", "residence", "relationship", "diet", "preference"})
 
-RULES = (employment, residence, diet, relationship, pets, health, result, decision, tools, activity)
+RULES = (
+    employment,
+    residence,
+    diet,
+    relationship,
+    pets,
+    health,
+    condition,
+    result,
+    decision,
+    tools,
+    preference,
+    activity,
+)
 
 
 def unsettled(predicate: str) -> bool:

@@ -124,6 +124,21 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             "Gina had an interview for a design internship.",
             [("gina", "result", "interviewed")],
         ),
+        (
+            "a_habit_told_with_how_often",
+            "The user goes to the gym three times a week.",
+            [("user", "activity", "active")],
+        ),
+        (
+            "a_commitment_on_a_weekday",
+            "The user volunteers at the animal shelter every Saturday morning.",
+            [("user", "activity", "active")],
+        ),
+        ("stopped_going", "The user stopped going to the gym.", [("user", "activity", "stopped")]),
+        ("a_preference", "The user prefers short answers.", [("user", "preference", "likes")]),
+        ("a_dislike", "Mia can't stand cilantro.", [("mia", "preference", "dislikes")]),
+        ("an_allergy", "The user is allergic to peanuts.", [("user", "condition", "has")]),
+        ("a_diagnosis", "Tom was diagnosed with asthma.", [("tom", "condition", "has")]),
     ],
 )
 def test_a_statement_of_an_attribute_makes_a_claim(_case, text, expected):
@@ -213,6 +228,33 @@ def _one(text: str) -> Claim:
             "activity_elsewhere",
             "Melanie signed up for a pottery class.",
             "Melanie took a break from running.",
+            None,
+        ),
+        (
+            "habit_stopped",
+            "The user goes to the gym three times a week.",
+            "The user stopped going to the gym.",
+            True,
+        ),
+        (
+            "commitment_stopped",
+            "The user volunteers at the animal shelter every Saturday morning.",
+            "The user stopped volunteering at the shelter.",
+            True,
+        ),
+        (
+            "another_habit",
+            "The user goes to the gym three times a week.",
+            "The user has therapy every Monday.",
+            None,
+        ),
+        ("taste_turned", "Mia loves cilantro.", "Mia no longer likes cilantro.", True),
+        ("another_taste", "The user likes tea.", "The user also likes coffee.", None),
+        ("same_taste", "The user likes tea.", "The user really enjoys tea.", False),
+        (
+            "another_condition",
+            "The user is allergic to peanuts.",
+            "The user was diagnosed with asthma.",
             None,
         ),
         (

@@ -55,6 +55,37 @@ def _kept(turns: list[Turn]) -> dict[str, datetime | None]:
             "The user just switched from Poetry to uv for dependency management.",
             SAID,
         ),
+        (
+            "recurring_commitment",
+            "I started a pottery class on Tuesdays.",
+            "The user started a pottery class on Tuesdays.",
+            SAID,
+        ),
+        (
+            "habit",
+            "I go to the gym three times a week.",
+            "The user goes to the gym three times a week.",
+            SAID,
+        ),
+        (
+            "injury",
+            "I hurt my knee playing soccer, so no running for a while.",
+            "The user hurt their knee playing soccer, so no running for a while.",
+            SAID,
+        ),
+        ("allergy", "I'm allergic to peanuts.", "The user is allergic to peanuts.", SAID),
+        (
+            "preference",
+            "I prefer short answers without bullet points.",
+            "The user prefers short answers without bullet points.",
+            SAID,
+        ),
+        (
+            "stopped",
+            "I quit smoking last month.",
+            "The user quit smoking in April 2024.",
+            SAID,
+        ),
     ],
 )
 def test_a_users_profile_statement_is_kept_standing_alone(_case, line, text, when):
@@ -71,6 +102,8 @@ def test_a_users_profile_statement_is_kept_standing_alone(_case, line, text, whe
         ("dangling", "I moved there last month."),
         ("question", "Did I tell you I moved to Berlin?"),
         ("secret", "My password is hunter22hunter22 and I moved to Berlin."),
+        ("one_outing", "I went for a run in the park this morning."),
+        ("a_thing_liked", "I love it."),
     ],
 )
 def test_a_statement_that_is_not_a_standalone_profile_fact_is_not_kept(_case, line):

@@ -32,6 +32,15 @@ SESSIONS = [
             "Can you help me plan a weekend trip to Italy?",
             "Sure! Rome or Florence?",
             "Florence, I love art museums.",
+            "Sounds lovely.",
+            "I volunteer at the animal shelter every Saturday morning, so Sunday flights.",
+        ],
+    ),
+    (
+        datetime(2025, 4, 11, tzinfo=UTC),
+        [
+            "I hurt my knee playing soccer, so no running for a while.",
+            "Sorry to hear that, rest up.",
         ],
     ),
     (
@@ -55,6 +64,8 @@ SESSIONS = [
             "I'm dating Alex now.",
             "That's lovely!",
             "Also, I started eating meat again, so chicken recipes are fine now.",
+            "Noted!",
+            "My knee has fully healed. I stopped volunteering at the shelter, though.",
         ],
     ),
 ]
@@ -81,10 +92,10 @@ def test_each_change_retires_the_fact_it_changed(history):
     retired = list(history.filter(superseded_by__isnull=False))
 
     # What holds now, each a statement of its own.
-    for current in ("Globex", "Denver", "dating Alex", "eating meat again"):
+    for current in ("Globex", "Denver", "dating Alex", "eating meat again", "knee has fully"):
         assert _holding(live, current), current
     # What it replaced: none of it is live, every version of it retired by a change.
-    for stale in ("nurse", "Boston", "vegetarian", "broke up"):
+    for stale in ("nurse", "Boston", "vegetarian", "broke up", "hurt", "every Saturday"):
         assert not _holding(live, stale), stale
         assert _holding(retired, stale), stale
     replacements = Memory.objects.filter(pk__in=[m.superseded_by_id for m in retired])

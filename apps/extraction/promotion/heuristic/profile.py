@@ -5,7 +5,8 @@ a puppy", "no pets right now", "I lost my job at the plant") is what a later ses
 most and what the sentence rules (``scoring.py``) skip: it is past tense, dated relative to
 the day it was said, or an answer without a subject. Here a sentence is kept when the change
 rules (``apps.extraction.changes``) read an attribute of the speaker in it — occupation, home,
-relationship, diet, pets, health, a setting, where an application stands — and it names no
+relationship, diet, pets, health, a setting, where an application stands, an activity or a
+commitment that recurs, a preference — and it names no
 one it cannot ("her", "it", "they"): it is rewritten in the third person, its relative dates
 resolved against when it was said, and it happened on the day it names, else when it was said.
 Such statements are what the change detector compares, so a new job retires the old one.
@@ -32,7 +33,8 @@ from apps.extraction.promotion.heuristic.splitting import sentences
 from apps.extraction.promotion.types import Candidate, Turn
 
 #: The attributes a profile fact states (a tool is a setting's value: "switched from Poetry to
-#: uv for dependencies"); activities and decisions are the sentence rules' job.
+#: uv for dependencies"; an activity, a commitment begun, ended or kept on a schedule: "started
+#: a pottery class on Tuesdays"); decisions are the sentence rules' job.
 PROFILE_FAMILIES = frozenset(
     {
         "employer",
@@ -42,11 +44,17 @@ PROFILE_FAMILIES = frozenset(
         "relationship",
         "pets",
         "health",
+        "condition",
         "key",
         "result",
         "tool",
+        "activity",
+        "preference",
     }
 )
+#: Between named people the sentence rules already keep what a speaker does, likes or has
+#: ("Melanie signed up for a pottery class on Tuesdays"); a profile fact would repeat it.
+_CONVERSATION_FAMILIES = PROFILE_FAMILIES - {"activity", "preference", "condition"}
 #: A pronoun whose referent the statement does not carry ("their" is the speaker's own).
 _DANGLING = _rx(r"\b(it|its|this|that|these|those|he|she|him|her|hers|they|them|there)\b")
 _OPENER = _rx(
@@ -75,11 +83,13 @@ def _usable(sentence: str) -> bool:
     )
 
 
-def _profile_claims(text: str, entity: str) -> list[Claim]:
+def _profile_claims(
+    text: str, entity: str, families: frozenset[str] = PROFILE_FAMILIES
+) -> list[Claim]:
     return [
         claim
         for claim in extract_claims(text)
-        if claim.entity == entity and claim.family in PROFILE_FAMILIES
+        if claim.entity == entity and claim.family in families
     ]
 
 
@@ -136,7 +146,7 @@ def _conversation_facts(turn: Turn, *, speaker: str, other: str | None) -> list[
             continue
         resolved = resolve_relative_dates(sentence, turn.occurred_at)
         text = attribute(resolved.text, speaker=speaker, other=other).strip()
-        claims = _profile_claims(f"{speaker}: {text}", speaker.lower())
+        claims = _profile_claims(f"{speaker}: {text}", speaker.lower(), _CONVERSATION_FAMILIES)
         if not claims:
             continue
         if not text.startswith(speaker):
