@@ -270,6 +270,9 @@ def test_third_person_rewrite_keeps_the_rest_verbatim():
         "Tom and the user are getting married in spring."
     )
     assert third_person("She is nice and I like her") == "She is nice and the user likes her."
+    assert third_person("I'm a nurse at St. Luke's and I live in Boston") == (
+        "The user is a nurse at St. Luke's and the user lives in Boston."
+    )
     # A verb whose past is its present, told as done in a chat, stays past.
     assert (
         third_person("I hurt my knee playing soccer") == "The user hurt their knee playing soccer."

@@ -112,10 +112,22 @@ def extract_candidates(turns: Sequence[Turn]) -> list[Candidate]:
     )
 
 
+def _told_as_clauses(candidate: Candidate, profile: list[Candidate]) -> bool:
+    """Whether the profile rules told ``candidate``'s sentence as several facts of its turn
+    ("The user's knee has healed and the user is back to running": two), which together say
+    what it says."""
+    clauses = [fact for fact in profile if fact.source_seqs == candidate.source_seqs]
+    if len(clauses) < 2:
+        return False
+    said = set().union(*(_tokens(fact.text) for fact in clauses))
+    return _jaccard(_tokens(candidate.text), said) >= NEAR_DUPLICATE_JACCARD
+
+
 def _with_profile(candidates: list[Candidate], profile: list[Candidate]) -> list[Candidate]:
     """The sentence rules' candidates, then each profile fact none of them (nor an earlier
-    profile fact) already says."""
-    kept = list(candidates)
+    profile fact) already says. A sentence the profile rules split into facts is kept as
+    those facts alone, so each can change on its own without retiring the others."""
+    kept = [candidate for candidate in candidates if not _told_as_clauses(candidate, profile)]
     for fact in profile:
         tokens = _tokens(fact.text)
         if all(_jaccard(tokens, _tokens(other.text)) < NEAR_DUPLICATE_JACCARD for other in kept):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from apps.extraction.changes.text import shield_abbreviations
 from apps.extraction.promotion.heuristic.levels import _rx
 from apps.extraction.verbs import third_person_verb
 
@@ -45,7 +46,8 @@ _OWN_CLAUSE = re.compile(
 def compound_subject(text: str, start: int) -> bool:
     """Whether the subject at ``start`` of ``text`` is one of several ("Tom and I"), so its
     verb stays plural."""
-    match = _COMPOUND.search(text, 0, start)
+    # An abbreviation's full stop ("St. Luke's hospital and I") ends no clause.
+    match = _COMPOUND.search(shield_abbreviations(text), 0, start)
     return match is not None and _OWN_CLAUSE.search(match.group("before")) is None
 
 
