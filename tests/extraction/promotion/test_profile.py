@@ -67,17 +67,29 @@ def _kept(turns: list[Turn]) -> dict[str, datetime | None]:
             "The user goes to the gym three times a week.",
             SAID,
         ),
-        (
-            "injury",
-            "I hurt my knee playing soccer, so no running for a while.",
-            "The user hurt their knee playing soccer, so no running for a while.",
-            SAID,
-        ),
         ("allergy", "I'm allergic to peanuts.", "The user is allergic to peanuts.", SAID),
         (
             "preference",
             "I prefer short answers without bullet points.",
             "The user prefers short answers without bullet points.",
+            SAID,
+        ),
+        (
+            "an_aside_spliced_on",
+            "I moved to Denver last month, the mountains are amazing.",
+            "The user moved to Denver in April 2024.",
+            SAID,
+        ),
+        (
+            "a_remark_about_it",
+            "I adopted a puppy, it's a golden retriever.",
+            "The user adopted a puppy.",
+            SAID,
+        ),
+        (
+            "a_reason_is_kept",
+            "I hurt my knee playing soccer, so no running for a while.",
+            "The user hurt their knee playing soccer, so no running for a while.",
             SAID,
         ),
         (

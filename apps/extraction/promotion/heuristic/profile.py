@@ -65,6 +65,13 @@ _SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}:\s+")
 _FIRST_PERSON = re.compile(r"^(?:i|i'm|i’m|i've|my|we|we're|our)\b", re.I)
 #: A label before the user's own words: "Quick intro: I'm a nurse", "Update: we moved".
 _LABEL = re.compile(r"^[A-Za-z]+(?: [A-Za-z]+){0,2}:\s+(?=(?:i|i'm|i’m|i've|my|we|our)\b)", re.I)
+#: A remark spliced on after a comma, with a subject of its own: "…, the mountains are
+#: amazing", "…, their weekends are too busy now", "…, it's been hard".
+_ASIDE = re.compile(
+    r"^(?P<head>.+?),\s+(?:(?:the|their|its|it|this|that|these|those)\s+(?:[\w'’-]+\s+){0,3}?"
+    r"(?:is|are|was|were|has been|have been|feels?|looks?|seems?)|it's|it’s)\b[^,]*\.?$",
+    re.I,
+)
 #: Where one sentence of the user's says two things about them: "I'm a nurse and I live in
 #: Boston" is two facts, each of which may change on its own.
 _OWN_CLAUSE = re.compile(r",?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|my)\s)")
@@ -126,12 +133,22 @@ def _agent_facts(turn: Turn) -> list[Candidate]:
     return found
 
 
+def _without_aside(text: str) -> str:
+    """``text`` less a remark spliced on after a comma ("moved to Denver, the mountains are
+    amazing"), when the statement says what it says without it."""
+    match = _ASIDE.match(text)
+    if match is None:
+        return text
+    head = match.group("head") + "."
+    return head if _profile_claims(head, "user") else text
+
+
 def _agent_fact(turn: Turn, body: str) -> list[Candidate]:
     """The statement ``body`` (one clause of the user's) makes about the user, if any."""
     if not _usable(body) or not _FIRST_PERSON.match(body):
         return []
     resolved = resolve_relative_dates(body, turn.occurred_at)
-    text = third_person(resolved.text)
+    text = _without_aside(third_person(resolved.text))
     if not _profile_claims(text, "user") or _DANGLING.search(text):
         return []
     return [_candidate(text, turn, resolved.day)]
