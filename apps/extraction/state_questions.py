@@ -33,6 +33,9 @@ _STANDING = (
     r"|^where (?:does|do) [\w' ]+? (?:live|work|stay)\b"
     r"|^what (?:job|work|position|role|diet) (?:does|do) [\w' ]+? (?:have|do|hold|follow)\b"
     r"|^(?:has|have) [\w' ]+? (?:come out|been released|finished|ended|started|healed|recovered)\b"
+    # The progressive asks about now: "Is the user training for a marathon?"
+    r"|^(?:is|are) (?:the user|the team|(?-i:[A-Z])[\w'’-]+(?: (?-i:[A-Z])[\w'’-]+)?) (?:still )?"
+    r"(?!going to\b)[a-z]+ing\b"
 )
 # What someone uses for something, a value of theirs that is one thing at a time, or who holds
 # a role: "Which database does the billing service use?", "What is Carol's email address?",

@@ -30,6 +30,8 @@ from apps.extraction.state_questions import asked_attributes, asks_current_state
         "Who is the user's manager?",
         "Who is the project manager?",
         "When is the product launch?",
+        "Is the user training for a marathon?",
+        "Is Maria still working at the hospital?",
     ],
 )
 def test_questions_about_how_things_stand(question):
@@ -48,6 +50,7 @@ def test_questions_about_how_things_stand(question):
         "Where did the user live before the move?",
         "Which database did the team choose?",
         "Is it snowing?",
+        "Is the user going to Paris next week?",
         "What is Melanie's hand-painted bowl a reminder of?",
         "What is Caroline's reason for getting into running?",
         "Who is Caroline?",
