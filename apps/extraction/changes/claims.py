@@ -57,7 +57,10 @@ SINGLE_VALUED_KEYS = (
     r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
     r"username|handle|pronouns|employer|company|city|country|relationship status)"
 )
-_SINGLE_VALUED_KEYS = re.compile(rf"^{SINGLE_VALUED_KEYS}$")
+#: A key may say what it is for: "the budget for the trip", "the deadline of the report".
+_SINGLE_VALUED_KEYS = re.compile(
+    rf"^{SINGLE_VALUED_KEYS}(?:\s+(?:for|of|on|at|in)\s+[a-z0-9 -]+)?$"
+)
 #: "my team is like a second family", "our deploy day is great": a judgement, not a value.
 _EVALUATIVE = re.compile(
     r"^(?:like|so|such|very|really|pretty|quite|too|the best|the worst|a (?:great|big|huge)|"

@@ -137,9 +137,14 @@ _FAMILY_WORDS = {
 }
 
 
+#: Keys a statement gives without naming them: "is 30 years old" states the age.
+_KEY_WORDS = {"age": "old years turned"}
+
+
 def search_words(claim: Claim) -> str:
     """Words a memory about the same attribute likely holds (for a keyword search)."""
     extra = [claim.value, claim.replaced, " ".join(sorted(claim.topic))]
     if claim.family in ("pets", "health", "tool", "key"):
-        extra.append(claim.attribute.split(":", 1)[-1])
+        qualifier = claim.attribute.split(":", 1)[-1]
+        extra += [qualifier, _KEY_WORDS.get(qualifier, "")]
     return " ".join([_FAMILY_WORDS[claim.family], *extra]).strip()

@@ -325,6 +325,12 @@ _MEAT = re.compile(
 )
 
 
+#: A vegetarian who eats fish again is no longer one; an omnivore's fish says nothing new.
+_FISH = re.compile(
+    rf"^{_ADVERBS}(?:started eating|is eating|went back to eating|eats)\s+(?:fish|seafood)\b", _I
+)
+
+
 def _diet_value(raw: str) -> str:
     value = raw.lower().replace("pescetarian", "pescatarian")
     return "vegan" if value == "plant-based" else value
@@ -340,6 +346,8 @@ def diet(predicate: str) -> list[Finding]:
         verb = match.group("verb").lower()
         stops = ("stopped", "quit", "gave up", "cut out", "doesn't", "does not", "no longer")
         return [Finding("diet", "vegetarian" if verb.startswith(stops) else "omnivore")]
+    if _FISH.match(predicate):
+        return [Finding("diet", "not vegetarian")]
     return []
 
 
@@ -585,6 +593,15 @@ _BREAK = re.compile(
 _PURPOSE = re.compile(r"\s+to\s+\w+", _I)
 
 
+#: "left the band", "quit the book club": a group someone no longer takes part in.
+_LEFT_GROUP = re.compile(
+    rf"^{_ADVERBS}(?:left|quit|dropped out of)\s+(?P<topic>(?:the|their|his|her|my|our)\s+"
+    r"(?:[\w'’-]+\s+){0,2}?(?:band|team|club|choir|group|league|class|course|program|orchestra|"
+    r"committee|board|gym|troupe|crew))\b",
+    _I,
+)
+
+
 def _activity_topic(raw: str) -> frozenset[str]:
     """What an activity is, without how often: "a pottery class on Tuesdays" → pottery."""
     return words(value_text(_BARE_VERBS.sub("", RECURRENCE.sub("", raw.strip()))))
@@ -597,6 +614,9 @@ def activity(predicate: str) -> list[Finding]:
             return []
         topic = words(value_text(topic_text))
         return [Finding("activity", "stopped", topic)] if topic else []
+    if (match := _LEFT_GROUP.match(predicate)) is not None:
+        topic = _activity_topic(match.group("topic"))
+        return [Finding("activity", "stopped", topic)] if topic else []
     if (match := _STOPPED.match(predicate)) is not None and not _NEGATED_ONLY.match(predicate):
         topic = _activity_topic(match.group("topic"))
         return [Finding("activity", "stopped", topic)] if topic else []
@@ -607,6 +627,21 @@ def activity(predicate: str) -> list[Finding]:
         topic |= words(predicate[: match.start("topic")]) & _ACTIVITY_VERBS
         return [Finding("activity", "active", topic)] if topic else []
     return []
+
+
+# --- age ----------------------------------------------------------------------------------------
+_AGE = re.compile(
+    rf"^{_ADVERBS}(?:is (?P<years>\d{{1,3}}) years? old"
+    r"|(?:turned|has turned) (?P<turned>\d{1,3}))\b",
+    _I,
+)
+
+
+def age(predicate: str) -> list[Finding]:
+    """How old someone is: "is 30 years old", then "just turned 31"."""
+    if (match := _AGE.match(predicate)) is None:
+        return []
+    return [Finding("key:age", match.group("years") or match.group("turned"))]
 
 
 # --- preferences and conditions ------------------------------------------------------------------
@@ -645,8 +680,17 @@ _CONDITION = re.compile(
 )
 
 
+_CONDITION_ENDED = re.compile(
+    r"^(?:is\s+)?(?:no longer|not|isn't|is not)\s+allergic\s+to\s+(?P<topic>.+)$", _I
+)
+
+
 def condition(predicate: str) -> list[Finding]:
-    """A lasting health condition: an allergy, a diagnosis ("is allergic to peanuts")."""
+    """A lasting health condition: an allergy, a diagnosis ("is allergic to peanuts"); "no
+    longer allergic to peanuts" ends it."""
+    if (ended := _CONDITION_ENDED.match(predicate)) is not None:
+        topic = words(value_text(ended.group("topic")))
+        return [Finding("condition", "none", topic)] if topic else []
     if (match := _CONDITION.match(predicate)) is None:
         return []
     if named := match.group("topic4"):
@@ -826,6 +870,7 @@ RULES = (
     pets,
     health,
     condition,
+    age,
     result,
     decision,
     tools,

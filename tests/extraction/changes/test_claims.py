@@ -138,6 +138,20 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
         ("a_preference", "The user prefers short answers.", [("user", "preference", "likes")]),
         ("a_dislike", "Mia can't stand cilantro.", [("mia", "preference", "dislikes")]),
         ("an_allergy", "The user is allergic to peanuts.", [("user", "condition", "has")]),
+        (
+            "an_allergy_ended",
+            "The user is no longer allergic to peanuts.",
+            [("user", "condition", "none")],
+        ),
+        ("an_age", "The user is 30 years old.", [("user", "key:age", "30")]),
+        ("a_birthday", "Sam just turned 31.", [("sam", "key:age", "31")]),
+        ("fish_again", "The user started eating fish again.", [("user", "diet", "not vegetarian")]),
+        ("left_a_group", "Jo left the book club.", [("jo", "activity", "stopped")]),
+        (
+            "a_key_for_something",
+            "The user's budget for the trip is $2000.",
+            [("user", "key:budget for the trip", "$2000")],
+        ),
         ("a_diagnosis", "Tom was diagnosed with asthma.", [("tom", "condition", "has")]),
     ],
 )
@@ -251,6 +265,26 @@ def _one(text: str) -> Claim:
         ("taste_turned", "Mia loves cilantro.", "Mia no longer likes cilantro.", True),
         ("another_taste", "The user likes tea.", "The user also likes coffee.", None),
         ("same_taste", "The user likes tea.", "The user really enjoys tea.", False),
+        (
+            "allergy_outgrown",
+            "Mia is allergic to peanuts.",
+            "Mia is no longer allergic to peanuts.",
+            True,
+        ),
+        ("birthday", "The user is 30 years old.", "The user just turned 31.", True),
+        (
+            "vegetarian_eats_fish",
+            "The user is vegetarian.",
+            "The user started eating fish again.",
+            True,
+        ),
+        (
+            "omnivore_eats_fish",
+            "The user eats meat again.",
+            "The user eats fish on Fridays.",
+            False,
+        ),
+        ("left_the_band", "Jo plays guitar in a band.", "Jo left the band.", True),
         (
             "another_condition",
             "The user is allergic to peanuts.",
