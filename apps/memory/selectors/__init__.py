@@ -27,6 +27,8 @@ from apps.memory.selectors.recall.hybrid import fuse
 from apps.memory.selectors.recall.keyword import Keywords, keyword_ranking, keyword_scopes
 from apps.memory.selectors.recall.rerank import (
     fetch_texts,
+    forget_head_texts,
+    head_texts,
     late_interaction_scores,
     rerank_enabled,
 )
@@ -50,7 +52,9 @@ __all__ = [
     "RecallResult",
     "SessionUsage",
     "fetch_texts",
+    "forget_head_texts",
     "fuse",
+    "head_texts",
     "keyword_ranking",
     "keyword_scopes",
     "late_interaction_scores",

@@ -6,6 +6,8 @@ import pytest
 
 from apps.memory.selectors import (
     fetch_texts,
+    forget_head_texts,
+    head_texts,
     keyword_scopes,
     late_interaction_scores,
     memory_recall,
@@ -151,6 +153,41 @@ def test_fetch_texts_reads_only_the_rows_in_scope(tenant, other_tenant):
 
     assert texts == {mine.pk: "the lake at sunrise"}
     assert fetch_texts(scopes.any, []) == {}
+
+
+def test_a_head_read_once_is_not_read_again(tenant, other_tenant, django_assert_num_queries):
+    forget_head_texts()
+    mine = memory_row(tenant, "a", "the lake at sunrise")
+    another = memory_row(tenant, "a", "the pier at dusk")
+    other_tenant_row = memory_row(other_tenant, "a", "a foreign tenant's lake")
+    scopes = keyword_scopes(
+        tenant=tenant, subject_id="a", project_id=None, include_superseded=False
+    )
+
+    with django_assert_num_queries(1, using="heavy_read"):
+        first = head_texts(scopes.any, [mine.pk, other_tenant_row.pk])
+    # Known ids cost nothing; an unknown one is read alone, in scope.
+    with django_assert_num_queries(0, using="heavy_read"):
+        again = head_texts(scopes.any, [mine.pk])
+    with django_assert_num_queries(1, using="heavy_read"):
+        grown = head_texts(scopes.any, [mine.pk, another.pk, other_tenant_row.pk])
+
+    assert first == again == {mine.pk: "the lake at sunrise"}
+    assert grown == {mine.pk: "the lake at sunrise", another.pk: "the pier at dusk"}
+
+
+def test_a_memory_forgotten_after_its_text_was_read_is_not_recalled(tenant, local_minilm):
+    forget_head_texts()
+    kept = memory_row(tenant, "a", "the deploy pipeline runs canary stages")
+    forgotten = memory_row(tenant, "a", "the deploy pipeline pauses on fridays")
+    first = memory_recall(tenant=tenant, subject_id="a", query="deploy pipeline", limit=5)
+    assert {hit.memory.pk for hit in first.results} == {kept.pk, forgotten.pk}
+
+    forgotten.delete()
+    second = memory_recall(tenant=tenant, subject_id="a", query="deploy pipeline", limit=5)
+
+    assert second.meta["reranked"] == 1  # the head came from this process's texts
+    assert [hit.memory.pk for hit in second.results] == [kept.pk]
 
 
 def test_near_equal_token_matches_do_not_overturn_the_fused_order(local_minilm, settings):

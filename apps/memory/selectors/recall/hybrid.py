@@ -33,7 +33,7 @@ from apps.memory.selectors.recall.keyword import (
     keyword_scopes,
 )
 from apps.memory.selectors.recall.rerank import (
-    fetch_texts,
+    head_texts,
     late_interaction_scores,
     rerank_enabled,
 )
@@ -218,7 +218,7 @@ def hybrid_recall(
     if reordering:
         # The head's texts alone (a narrow read), then the full rows of the final winners.
         legs = {winner.pk: winner.legs for winner in winners}
-        texts = fetch_texts(scopes.any, [winner.pk for winner in winners])
+        texts = head_texts(scopes.any, [winner.pk for winner in winners])
         reordered = [(winner.pk, winner.score) for winner in winners]
         if reranking:
             reordered = late_interaction_scores(query, reordered, texts)

@@ -16,13 +16,23 @@ candidates, the fused order stands).
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 
+from cachetools import LRUCache
 from django.conf import settings
 
 from apps.memory.selectors.recall.scope import CompiledScope, fetch_values, quote
 from apps.providers import token_vectors
+
+#: Recent heads' texts per process, by memory id (a memory's text never changes once written):
+#: the same memories come back in the head query after query. Only ids a scoped ranking of this
+#: recall returned are looked up, so the cache answers nothing the recall's scope would not.
+_TEXT_CACHE_SIZE = 20_000
+# cachetools' LRU reorders on every read, so reads take the lock too.
+_text_lock = threading.Lock()
+_texts: LRUCache[uuid.UUID, str] = LRUCache(maxsize=_TEXT_CACHE_SIZE)
 
 
 def rerank_enabled() -> bool:
@@ -76,6 +86,28 @@ def fetch_texts(scope: CompiledScope, ids: Sequence[uuid.UUID]) -> dict[uuid.UUI
         f"WHERE {table}.{pk} = ANY(%s) AND {scope.where}"
     )
     return dict(fetch_values(scope, sql, [list(ids), *scope.params]))
+
+
+def head_texts(scope: CompiledScope, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The text of each of ``ids`` (a ranking's head, read in ``scope``): those this process
+    read before from memory, the rest in one statement (none when all are known). A row
+    retired since its ranking was read is still scored here; the final read of the winners'
+    rows (:func:`~apps.memory.selectors.recall.scope.fetch_rows`) leaves it out."""
+    with _text_lock:
+        found = {pk: text for pk in ids if (text := _texts.get(pk)) is not None}
+    missing = [pk for pk in ids if pk not in found]
+    if missing:
+        read = fetch_texts(scope, missing)
+        with _text_lock:
+            _texts.update(read)
+        found.update(read)
+    return found
+
+
+def forget_head_texts() -> None:
+    """Empty this process's texts (tests that count statements)."""
+    with _text_lock:
+        _texts.clear()
 
 
 def _min_max(values: Sequence[float]) -> list[float]:
