@@ -121,6 +121,7 @@ _FAMILY_WORDS = {
     "role": "job work works working position role promoted title career "
     + OCCUPATIONS.replace("|", " "),
     "residence": "live lives living lived moved move relocated based settled",
+    "household": "live lives living alone roommate roommates together",
     "diet": "vegetarian vegan pescatarian keto paleo diet meat eat eats",
     "relationship": "married engaged divorced single dating girlfriend boyfriend wedding "
     "husband wife partner broke knot",

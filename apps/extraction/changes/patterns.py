@@ -7,6 +7,7 @@ turtles", "no longer plays tennis") and returns ``(attribute, value, topic)`` fi
 
 * ``employer`` / ``role`` — where and as what someone works; ``none`` when a job ended;
 * ``residence`` — the place someone lives (a capitalised place: a city, a country);
+* ``household`` — who someone lives with, or ``alone``;
 * ``diet`` — vegetarian, vegan, …, ``omnivore``, or ``not <diet>``;
 * ``relationship`` — married, engaged, dating, single, divorced;
 * ``pets:<species>`` — ``0``, ``some``, ``+`` (one more than before) or a count;
@@ -301,6 +302,29 @@ def residence(predicate: str) -> list[Finding]:
         return []  # "moved into a new apartment": no place named
     value = re.sub(r"(?:\s+(?:of|de|upon|on))+$", "", named.group(0))
     return [Finding("residence", value.lower())]
+
+
+# --- household ----------------------------------------------------------------------------------
+_LIVES_WITH = re.compile(
+    rf"^{_ADVERBS}(?:lives|is living|has been living|moved in)\s+(?:together\s+)?with\s+"
+    r"(?P<who>.+)$",
+    _I,
+)
+_LIVES_ALONE = re.compile(
+    rf"^{_ADVERBS}(?:lives|is living|has been living)\s+(?:alone|on (?:his|her|their|my) own|"
+    r"by (?:himself|herself|themselves|myself))\b",
+    _I,
+)
+
+
+def household(predicate: str) -> list[Finding]:
+    """Who someone lives with ("lives with two roommates"), or that they live alone."""
+    if _LIVES_ALONE.match(predicate):
+        return [Finding("household", "alone")]
+    if (match := _LIVES_WITH.match(predicate)) is not None:
+        who = value_text(match.group("who")).lower()
+        return [Finding("household", who)] if words(who) else []
+    return []
 
 
 # --- diet ---------------------------------------------------------------------------------------
@@ -860,11 +884,14 @@ _AUX_ADVERB = re.compile(
 
 #: Findings that make the clause's activity reading redundant ("joined Stripe as an engineer"
 #: is a job; "moved to Lisbon", a home).
-_EXCLUSIVE = frozenset({"employer", "role", "residence", "relationship", "diet", "preference"})
+_EXCLUSIVE = frozenset(
+    {"employer", "role", "residence", "household", "relationship", "diet", "preference"}
+)
 
 RULES = (
     employment,
     residence,
+    household,
     diet,
     relationship,
     pets,

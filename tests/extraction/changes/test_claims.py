@@ -144,6 +144,12 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             [("user", "condition", "none")],
         ),
         ("an_age", "The user is 30 years old.", [("user", "key:age", "30")]),
+        (
+            "lives_with",
+            "The user lives with two roommates.",
+            [("user", "household", "two roommates")],
+        ),
+        ("lives_alone", "The user now lives alone.", [("user", "household", "alone")]),
         ("a_birthday", "Sam just turned 31.", [("sam", "key:age", "31")]),
         ("fish_again", "The user started eating fish again.", [("user", "diet", "not vegetarian")]),
         ("left_a_group", "Jo left the book club.", [("jo", "activity", "stopped")]),
@@ -272,6 +278,13 @@ def _one(text: str) -> Claim:
             True,
         ),
         ("birthday", "The user is 30 years old.", "The user just turned 31.", True),
+        ("now_alone", "The user lives with two roommates.", "The user now lives alone.", True),
+        (
+            "same_household",
+            "The user lives with Tom.",
+            "The user lives with Tom in a flat by the river.",
+            False,
+        ),
         (
             "vegetarian_eats_fish",
             "The user is vegetarian.",

@@ -40,6 +40,7 @@ PROFILE_FAMILIES = frozenset(
         "employer",
         "role",
         "residence",
+        "household",
         "diet",
         "relationship",
         "pets",
