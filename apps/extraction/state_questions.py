@@ -29,8 +29,9 @@ _HOW_MANY = r"^how many [\w' -]+? (?:does|do) [\w' ]+? (?:have|own|keep)\b"
 # A standing that changes over a life: "Is Evan married?", "Where does James live?"
 _STANDING = (
     r"^(?:is|are) [\w' ]+? (?:married|single|together|engaged|divorced|separated|dating|"
-    r"healed|pregnant|retired|employed|unemployed|vegan|vegetarian)\b"
+    r"healed|pregnant|retired|employed|unemployed|vegan|vegetarian|allergic)\b"
     r"|^where (?:does|do) [\w' ]+? (?:live|work|stay)\b"
+    r"|^who (?:does|do) [\w' ]+? live with\b"
     r"|^what (?:job|work|position|role|diet) (?:does|do) [\w' ]+? (?:have|do|hold|follow)\b"
     r"|^(?:has|have) [\w' ]+? (?:come out|been released|finished|ended|started|healed|recovered)\b"
     # The progressive asks about now: "Is the user training for a marathon?"
@@ -79,7 +80,9 @@ _ATTRIBUTES = {
         r"\bwhere (?:does|do|is|are) [\w' ]+? (?:live|living|based|staying)\b|"
         r"\b(?:location|city|country|hometown|resides?)\b"
     ),
+    frozenset({"household"}): r"\b(?:live|lives|living) (?:with|alone)\b|\broommates?\b",
     frozenset({"diet"}): r"\b(?:diet|vegetarian|vegan|pescatarian|eats? meat)\b",
+    frozenset({"condition"}): r"\b(?:allergic|allerg(?:y|ies)|diagnosed|condition)\b",
     frozenset({"relationship"}): (
         r"\b(?:relationship|married|single|dating|partner|girlfriend|boyfriend|spouse|husband|"
         r"wife|engaged|divorced)\b"

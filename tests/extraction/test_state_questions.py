@@ -88,6 +88,8 @@ def test_the_names_a_question_asks_about(question, names):
         ("What is Caroline's relationship status?", {"relationship"}),
         ("Is Evan married?", {"relationship"}),
         ("How many dogs does Andrew have?", {"pets"}),
+        ("Who does the user live with?", {"household"}),
+        ("Is the user allergic to peanuts?", {"condition"}),
         # Not a question about how things stand: no attribute is asked for.
         ("When did the user start the job at Globex?", set()),
         ("What did Caroline paint last week?", set()),
