@@ -10,6 +10,7 @@ a question must say outright that it asks about the present or about how somethi
 
 from __future__ import annotations
 
+import functools
 import re
 
 from apps.extraction.changes import SINGLE_VALUED_KEYS
@@ -54,6 +55,8 @@ _STATE = re.compile(
 )
 
 
+# A recall reads the same question here twice (the later-first gate, the asked attribute).
+@functools.lru_cache(maxsize=256)
 def asks_current_state(question: str) -> bool:
     """Whether ``question`` asks how something stands now or how it turned out."""
     return _STATE.search(question.strip()) is not None

@@ -44,6 +44,12 @@ def test_the_memory_that_states_the_asked_attribute_comes_first(tenant, profile,
     assert _texts(tenant, question)[0] == first
 
 
+def test_without_late_interaction_the_asked_attribute_still_comes_first(tenant, profile, settings):
+    settings.MEMORY_RECALL_RERANK_CANDIDATES = 0
+
+    assert _texts(tenant, "What is the user's current occupation?")[0] == JOB
+
+
 def test_off_the_ranking_stands(tenant, profile, settings):
     settings.MEMORY_RECALL_ATTRIBUTE_FIRST = 0
 

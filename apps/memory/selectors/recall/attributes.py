@@ -40,16 +40,15 @@ def prefer_stated_attribute(
     ranked: Sequence[tuple[uuid.UUID, float]],
     texts: Mapping[uuid.UUID, str],
 ) -> list[tuple[uuid.UUID, float]]:
-    """``ranked`` (``(id, score)``, best first) with the best
-    ``MEMORY_RECALL_ATTRIBUTE_FIRST`` of its head that state one of the attribute ``families``
-    the question asks for (:func:`~apps.extraction.state_questions.asked_attributes`) moved to
+    """``ranked`` (``(id, score)``, best first: the fused head) with the best
+    ``MEMORY_RECALL_ATTRIBUTE_FIRST`` of it that state one of the attribute ``families`` the
+    question asks for (:func:`~apps.extraction.state_questions.asked_attributes`) moved to
     the front, in their order."""
     first = settings.MEMORY_RECALL_ATTRIBUTE_FIRST
     whose = _asked_about(query)
-    head = ranked[: settings.MEMORY_RECALL_RERANK_CANDIDATES]
     stating = [
         index
-        for index, (pk, _score) in enumerate(head)
+        for index, (pk, _score) in enumerate(ranked)
         if pk in texts and states_attribute(texts[pk], families, whose)
     ][:first]
     if not stating:
