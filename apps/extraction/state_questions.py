@@ -15,7 +15,7 @@ import re
 
 from apps.extraction.changes import SINGLE_VALUED_KEYS
 
-__all__ = ["asked_attributes", "asks_current_state", "names_in"]
+__all__ = ["asked_attributes", "asks_current_state", "asks_in_present", "names_in"]
 
 # Words that place a question in the present: "What book is Jon currently reading?"
 _NOW = (
@@ -50,9 +50,18 @@ _VALUE = (
     # A bare noun phrase: "when is the launch?", not a schedule ("… the standup on Fridays?").
     r"|^when (?:is|are) the [\w-]+(?: [\w-]+){0,2}\??$"
 )
+# A question in the simple present: "Does Sam drink coffee?", "Where is the office?",
+# "What framework is the frontend built with?" — a habit or a description as often as a
+# value that changed, so it counts as asking how things stand only of a memory that says
+# something changed (``asks_in_present``).
+_PRESENT = (
+    r"^(?:(?:what|which|who|whom|where|how)(?: [\w'-]+){0,4}? )?(?:is|are|does|do)\b"
+    r"(?! (?:it|there)\b)"
+)
 _STATE = re.compile(
     "|".join((_NOW, _OUTCOME, _ATTEMPT, _HOW_MANY, _STANDING, _VALUE)), re.IGNORECASE
 )
+_IN_PRESENT = re.compile(_PRESENT, re.IGNORECASE)
 
 
 # A recall reads the same question here twice (the later-first gate, the asked attribute).
@@ -60,6 +69,13 @@ _STATE = re.compile(
 def asks_current_state(question: str) -> bool:
     """Whether ``question`` asks how something stands now or how it turned out."""
     return _STATE.search(question.strip()) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def asks_in_present(question: str) -> bool:
+    """Whether ``question`` asks in the simple present ("Which editor do I use?"): of two
+    memories of one thing, the later answers it if it says the thing changed."""
+    return _IN_PRESENT.search(question.strip()) is not None
 
 
 # A capitalised word after the first ("Where does Alice work?"), possessive or not.

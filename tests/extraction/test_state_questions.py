@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from apps.extraction.state_questions import asked_attributes, asks_current_state, names_in
+from apps.extraction.state_questions import (
+    asked_attributes,
+    asks_current_state,
+    asks_in_present,
+    names_in,
+)
 
 
 @pytest.mark.parametrize(
@@ -97,3 +102,23 @@ def test_the_names_a_question_asks_about(question, names):
 )
 def test_the_attribute_a_question_asks_for(question, families):
     assert asked_attributes(question) == families
+
+
+@pytest.mark.parametrize(
+    ("question", "present"),
+    [
+        ("Does Sam drink coffee?", True),
+        ("Where is the office?", True),
+        ("What framework is the frontend built with?", True),
+        ("Which editor do I use?", True),
+        ("What does Melanie do to destress?", True),
+        ("When did Melanie go camping?", False),
+        ("What did Caroline paint last week?", False),
+        ("Would Caroline pursue writing as a career?", False),
+        ("How many times has John been to Paris?", False),
+        ("Is it snowing?", False),
+        ("Is there a meeting today?", False),
+    ],
+)
+def test_questions_in_the_present(question, present):
+    assert asks_in_present(question) is present

@@ -92,3 +92,28 @@ def test_a_later_memory_of_someone_else_stays_below(tenant, settings):
     assert texts.index("Alice works at the Acme office.") < texts.index(
         "Bob works at the Acme office now."
     )
+
+
+SHOWED = "Melanie does pottery with her friends."
+
+
+@pytest.mark.parametrize(
+    ("later", "query", "later_first"),
+    [
+        # Asked how things stand: the later of the two first, whatever it says.
+        (SHOWED, QUERY, True),
+        # Asked merely in the present: only a later memory that says the fact changed.
+        (BREAK, "Does Melanie do pottery?", True),
+        (SHOWED, "Does Melanie do pottery?", False),
+    ],
+)
+def test_a_question_in_the_present_puts_only_a_change_first(
+    tenant, settings, later, query, later_first
+):
+    settings.MEMORY_RECALL_SAME_FACT_SIMILARITY = SIMILAR
+    remember(tenant, "a", FAN, occurred_at=MARCH)
+    remember(tenant, "a", later, occurred_at=AUGUST)
+
+    texts = _texts(tenant, query=query)
+
+    assert (texts.index(later) < texts.index(FAN)) is later_first

@@ -36,7 +36,7 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
-from apps.extraction.state_questions import asks_current_state, names_in
+from apps.extraction.state_questions import asks_current_state, asks_in_present, names_in
 from apps.extraction.time_words import event_anchor, time_window
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
@@ -167,11 +167,16 @@ def memory_recall(
     # Of two hits that tell one fact, the later is the answer to how things stand now, and
     # only to that: a question about an event or a time keeps the ranking's order.
     later_first = window is None and event is None and asks_current_state(query)
+    # A question merely in the present ("Which editor do I use?") is as often about a habit:
+    # there only a later memory that says the thing changed ("switched to VS Code") goes first.
+    changes_first = window is None and event is None and not later_first
+    changes_first = changes_first and asks_in_present(query)
     # At ``as_of`` every hit held (the scope says so): one superseded since is no less true then.
     result = read(
         include_superseded=include_superseded,
         narrowing=narrowing,
-        later_first=later_first,
+        later_first=later_first or changes_first,
+        changed_only=changes_first,
         superseded_last=as_of is None,
     )
     if event is not None:
@@ -221,10 +226,12 @@ def _ranked(
     narrowing: RecordFilter | None,
     superseded_last: bool = True,
     later_first: bool = False,
+    changed_only: bool = False,
 ) -> RecallResult:
     """One ranking of the scope in ``mode``, degraded to the keyword fallback when it must,
     what still holds first (:func:`prefer_current`; a superseded hit last unless not
-    ``superseded_last``; with ``later_first``, of two hits that tell one fact the later)."""
+    ``superseded_last``; with ``later_first``, of two hits that tell one fact the later, or
+    with ``changed_only`` too, the later only where it says the fact changed)."""
     degrade = functools.partial(
         fallback_recall,
         tenant=tenant,
@@ -300,14 +307,21 @@ def _ranked(
         )
     result.results = prefer_current(
         result.results,
-        _same_fact(tenant, subject_id, result, names_in(query)) if later_first else set(),
+        _same_fact(tenant, subject_id, result, names_in(query), changed_only=changed_only)
+        if later_first
+        else set(),
         superseded_last=superseded_last,
     )
     return result
 
 
 def _same_fact(
-    tenant: Tenant, subject_id: str, result: RecallResult, names: tuple[str, ...]
+    tenant: Tenant,
+    subject_id: str,
+    result: RecallResult,
+    names: tuple[str, ...],
+    *,
+    changed_only: bool,
 ) -> set[frozenset[uuid.UUID]]:
     """The hits that say nearly the same thing of the question's ``names`` (:mod:`.recency`);
     none on the fallback path, or when the heavy-read repo cannot be read (the order then
@@ -316,7 +330,11 @@ def _same_fact(
         return set()
     try:
         return same_fact_pairs(
-            tenant=tenant, subject_id=subject_id, hits=result.results, names=names
+            tenant=tenant,
+            subject_id=subject_id,
+            hits=result.results,
+            names=names,
+            changed_only=changed_only,
         )
     except OperationalError:
         return set()

@@ -19,6 +19,7 @@ import numpy as np
 from django.conf import settings
 
 from apps.core.repos import heavy_read_memories
+from apps.extraction.change_cues import states_a_change
 from apps.memory.models import Memory
 from apps.memory.selectors.recall.results import RecallHit
 from apps.tenancy.models import Tenant
@@ -33,20 +34,30 @@ def _named(text: str, names: Sequence[str]) -> frozenset[str]:
 
 
 def same_fact_pairs(
-    *, tenant: Tenant, subject_id: str, hits: Sequence[RecallHit], names: Sequence[str] = ()
+    *,
+    tenant: Tenant,
+    subject_id: str,
+    hits: Sequence[RecallHit],
+    names: Sequence[str] = (),
+    changed_only: bool = False,
 ) -> set[frozenset[uuid.UUID]]:
     """The pairs among the first ``MEMORY_RECALL_SAME_FACT_HEAD`` of ``hits`` (live and
     embedded) whose vectors' cosine similarity is at least ``MEMORY_RECALL_SAME_FACT_SIMILARITY``
     (above 1: none) that, when the question names anyone (``names``), speak of one of them
     both: "Bob works at Globex" is no later value of where Alice works, however alike the
-    sentences. Only the head: re-ordering within it never changes which memories are in it."""
+    sentences. With ``changed_only``, only pairs whose later memory says that something
+    changed (:func:`~apps.extraction.change_cues.states_a_change`). Only the head:
+    re-ordering within it never changes which memories are in it."""
     threshold = settings.MEMORY_RECALL_SAME_FACT_SIMILARITY
-    named = {
-        hit.memory.pk: _named(hit.memory.text, names)
+    head = {
+        hit.memory.pk: hit.memory
         for hit in hits[: settings.MEMORY_RECALL_SAME_FACT_HEAD]
         if hit.memory.superseded_by_id is None and hit.memory.embedded_at is not None
     }
+    named = {pk: _named(memory.text, names) for pk, memory in head.items()}
     ids = [pk for pk, spoken in named.items() if spoken or not names]
+    if changed_only and not any(states_a_change(head[pk].text) for pk in ids):
+        return set()
     if threshold > 1 or len(ids) < 2:
         return set()
     rows = list(
@@ -67,5 +78,14 @@ def same_fact_pairs(
     return {
         frozenset((rows[a][0], rows[b][0]))
         for a, b in similar
-        if not names or named[rows[a][0]] & named[rows[b][0]]
+        if (not names or named[rows[a][0]] & named[rows[b][0]])
+        and (not changed_only or _later_says_changed(head[rows[a][0]], head[rows[b][0]]))
     }
+
+
+def _later_says_changed(first: Memory, second: Memory) -> bool:
+    """Whether the one of two memories that became true later says that something changed."""
+    if first.valid_from == second.valid_from:
+        return False
+    later = first if first.valid_from > second.valid_from else second
+    return states_a_change(later.text)
