@@ -15,7 +15,13 @@ import re
 
 from apps.extraction.changes import SINGLE_VALUED_KEYS
 
-__all__ = ["asked_attributes", "asks_current_state", "asks_in_present", "names_in"]
+__all__ = [
+    "asked_attributes",
+    "asks_current_state",
+    "asks_in_present",
+    "asks_what_used_to_be",
+    "names_in",
+]
 
 # Words that place a question in the present: "What book is Jon currently reading?"
 _NOW = (
@@ -76,6 +82,21 @@ def asks_in_present(question: str) -> bool:
     """Whether ``question`` asks in the simple present ("Which editor do I use?"): of two
     memories of one thing, the later answers it if it says the thing changed."""
     return _IN_PRESENT.search(question.strip()) is not None
+
+
+# What held before and holds no longer: "Where did Maria use to work?", "What was the user's
+# previous phone number?", "Where did he live before?" (a bare "before" at the end).
+_USED_TO = re.compile(
+    r"\b(?:used to|use to|previous(?:ly)?|former(?:ly)?|originally|at first|in the past|"
+    r"back then)\b|\bbefore\s*\?*$|\b(?:my|his|her|their|our|its|the|\w+'s) old\b",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=256)
+def asks_what_used_to_be(question: str) -> bool:
+    """Whether ``question`` asks about a value that held before and was replaced since."""
+    return _USED_TO.search(question.strip()) is not None
 
 
 # A capitalised word after the first ("Where does Alice work?"), possessive or not.

@@ -9,6 +9,7 @@ from apps.extraction.state_questions import (
     asked_attributes,
     asks_current_state,
     asks_in_present,
+    asks_what_used_to_be,
     names_in,
 )
 
@@ -122,3 +123,21 @@ def test_the_attribute_a_question_asks_for(question, families):
 )
 def test_questions_in_the_present(question, present):
     assert asks_in_present(question) is present
+
+
+@pytest.mark.parametrize(
+    ("question", "used_to"),
+    [
+        ("Where did Maria use to work?", True),
+        ("What was the user's previous phone number?", True),
+        ("What was my old address?", True),
+        ("Where did he live before?", True),
+        ("What did the team use originally?", True),
+        ("How old is the user?", False),
+        ("Where did Maria work before the move?", False),
+        ("Does Maria no longer work at the hospital?", False),
+        ("Where does Maria work?", False),
+    ],
+)
+def test_questions_about_what_used_to_be(question, used_to):
+    assert asks_what_used_to_be(question) is used_to

@@ -36,7 +36,12 @@ from apps.core.exceptions import ValidationFailed
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.queries import validate_query_text
 from apps.core.replica import heavy_read_bypass_reason
-from apps.extraction.state_questions import asks_current_state, asks_in_present, names_in
+from apps.extraction.state_questions import (
+    asks_current_state,
+    asks_in_present,
+    asks_what_used_to_be,
+    names_in,
+)
 from apps.extraction.time_words import event_anchor, time_window
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
@@ -54,6 +59,7 @@ from apps.memory.selectors.recall.results import (
     RecallResult,
     memory_validity,
     prefer_current,
+    replaced_first,
 )
 from apps.memory.selectors.recall.semantic import semantic_recall
 from apps.memory.selectors.recall.windows import (
@@ -171,14 +177,20 @@ def memory_recall(
     # there only a later memory that says the thing changed ("switched to VS Code") goes first.
     changes_first = window is None and event is None and not later_first
     changes_first = changes_first and asks_in_present(query)
+    # "Where did Maria use to work?": every version, and what was replaced above what replaced
+    # it. A time or an event in the question already reads every version that held then.
+    used_to = window is None and event is None and as_of is None
+    used_to = used_to and asks_what_used_to_be(query)
     # At ``as_of`` every hit held (the scope says so): one superseded since is no less true then.
     result = read(
-        include_superseded=include_superseded,
+        include_superseded=include_superseded or used_to,
         narrowing=narrowing,
-        later_first=later_first or changes_first,
+        later_first=(later_first or changes_first) and not used_to,
         changed_only=changes_first,
-        superseded_last=as_of is None,
+        superseded_last=as_of is None and not used_to,
     )
+    if used_to:
+        result.results = replaced_first(result.results)
     if event is not None:
         # The event's own memory, found as any memory is: every version, same scope.
         found = read(

@@ -131,6 +131,22 @@ def prefer_current(
     return ordered
 
 
+def replaced_first(results: list[RecallHit]) -> list[RecallHit]:
+    """The ranking with each replaced hit moved just above the hit that replaced it
+    (``superseded_by``), when both are in it: for a question about what used to be, the
+    earlier value is the answer and its successor the context. Otherwise the order stands."""
+    ordered = list(results)
+    for hit in results:
+        successor = hit.memory.superseded_by_id
+        if successor is None:
+            continue
+        positions = {item.memory.pk: index for index, item in enumerate(ordered)}
+        above, own = positions.get(successor), positions[hit.memory.pk]
+        if above is not None and above < own:
+            ordered.insert(above, ordered.pop(own))
+    return ordered
+
+
 @dataclass
 class RecallResult:
     results: list[RecallHit]
