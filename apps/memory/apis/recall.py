@@ -64,8 +64,9 @@ SCORE_HELP = (
 VALIDITY_HELP = (
     "Whether the memory still holds: `current`; `superseded` (a newer memory replaced it: "
     "`memory.superseded_by`, and its fact ended at `memory.valid_to`; returned with "
-    "`include_superseded` or `as_of`); `contested` (another live memory states a different "
-    "value and Engram would not decide which holds: `memory.conflicts_with`). Without "
+    "`include_superseded`, `as_of`, or for a question about what used to be); `contested` "
+    "(another live memory states a different value and Engram would not decide which holds: "
+    "`memory.conflicts_with`). Without "
     "`as_of`, what still holds is listed first, and of two contested memories the later fact "
     "first (unless that would put a promoted memory above an explicit one)."
 )
