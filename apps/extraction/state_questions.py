@@ -87,8 +87,10 @@ def asks_in_present(question: str) -> bool:
 # What held before and holds no longer: "Where did Maria use to work?", "What was the user's
 # previous phone number?", "Where did he live before?" (a bare "before" at the end).
 _USED_TO = re.compile(
-    r"\b(?:used to|use to|previous(?:ly)?|former(?:ly)?|originally|at first|in the past|"
-    r"back then)\b|\bbefore\s*\?*$|\b(?:my|his|her|their|our|its|the|\w+'s) old\b",
+    # "did … use to" only after where / who: "what did Nate use to make it?" is a tool.
+    r"\b(?:used to|previous(?:ly)?|former(?:ly)?|originally|at first|in the past|"
+    r"back then)\b|^(?:where|who) did [\w' ]+? use to\b|\bbefore\s*\?*$|"
+    r"\b(?:my|his|her|their|our|its|the|\w+'s) old\b",
     re.IGNORECASE,
 )
 

@@ -137,6 +137,7 @@ def test_questions_in_the_present(question, present):
         ("Where did Maria work before the move?", False),
         ("Does Maria no longer work at the hospital?", False),
         ("Where does Maria work?", False),
+        ("What ingredient did Nate use to make the ice cream?", False),
     ],
 )
 def test_questions_about_what_used_to_be(question, used_to):
