@@ -32,21 +32,43 @@ class Claim:
         return self.attribute.split(":", 1)[0]
 
 
+#: One value: no clause punctuation, but a dot inside it (an address, a version), a title's
+#: ("Mr. Green", "Dr. Kim") and a thousands comma ("$2,100").
+_VALUE = r"(?:[^,;.!?()]|\.(?=\S)|(?:(?<=Mr)|(?<=Ms)|(?<=Dr)|(?<=St)|(?<=Mrs))\.\s|,(?=\d{3}\b))"
 #: "my favourite colour is blue", "Andrew's manager is Rita", "our default branch is main".
 _KEY_VALUE = re.compile(
     r"^(?P<owner>(?i:the user's|the team's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
     r"(?:(?i:new|current|latest|updated)\s+)?"
     r"(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?:is|are)\s+(?:now\s+|currently\s+|still\s+)?"
-    r"(?P<value>(?:[^,;.!?()]|\.(?=\S)){1,60})$",  # a dot inside a value: an address, a version
+    rf"(?P<value>{_VALUE}{{1,60}})$",  # a dot inside a value: an address, a version
 )
 #: "Carol changed her email to …", "the user updated their phone number to …": a key's new
 #: value told by the change itself; the owner is the sentence's subject.
 _KEY_CHANGED = re.compile(
     r"^(?P<owner>(?i:the user|the team|i|we)|(?P<name>[A-Z][a-z]+))\s+"
     # Not "moved": "moved her car to the garage" puts the car somewhere, its value stays.
-    r"(?i:has\s+|have\s+)?(?i:changed|updated|switched)\s+"
-    r"(?i:his|her|their|my|our)\s+(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?i:to)\s+"
-    r"(?P<value>(?:[^,;.!?()]|\.(?=\S)){1,60})$",
+    r"(?i:has\s+|have\s+)?"
+    # "switched dentists to Dr. Patel": a plural key, no possessive ("switched the editor to
+    # light mode" sets a theme, not the editor).
+    r"(?:(?i:changed|updated|switched)\s+(?:(?i:his|her|their|my|our)\s+)?|"
+    r"(?i:raised|lowered|increased|decreased|reduced|cut|bumped|upped)\s+"
+    r"(?i:his|her|their|my|our|the|its)\s+)"
+    r"(?!(?i:the|its|a|an)\s)(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?i:to)\s+"
+    rf"(?P<value>{_VALUE}{{1,60}})$",
+)
+#: "The user's rent was raised to $2,100": the same change told of the key.
+_KEY_CHANGED_PASSIVE = re.compile(
+    r"^(?P<owner>(?i:the user's|the team's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
+    r"(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?i:was|were|has been|have been|got)\s+"
+    r"(?i:changed|updated|switched|raised|lowered|increased|decreased|reduced|cut|bumped|moved)"
+    rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+)
+#: "The user has a new landlord, Ms. Ortiz", "I got a new doctor: Dr. Patel": a new holder.
+_KEY_NEW = re.compile(
+    r"^(?P<owner>(?i:the user|the team|i|we)|(?P<name>[A-Z][a-z]+))\s+"
+    r"(?i:has|have|got|found)\s+(?i:a)\s+(?i:new)\s+(?P<key>[a-z][a-z0-9 -]{1,40}?)"
+    r"(?:\s*[,:]\s*|\s+(?i:named|called)\s+)"
+    rf"(?P<value>{_VALUE}{{1,60}})$",
 )
 #: Keys whose value is one thing at a time: a new value replaces the old one.
 SINGLE_VALUED_KEYS = (
@@ -55,7 +77,8 @@ SINGLE_VALUED_KEYS = (
     r"default branch|port|version|editor|ide|shell|operating system|os|main language|"
     r"primary language|database|stack|department|rent|car|commute|school|major|gym|doctor|"
     r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
-    r"username|handle|pronouns|employer|company|city|country|relationship status)"
+    r"username|handle|pronouns|employer|company|city|country|relationship status|landlord|"
+    r"dentist|(?:hourly |daily |monthly )?rate|rate limit|price|fee)"
 )
 #: A key may say what it is for: "the budget for the trip", "the deadline of the report".
 _SINGLE_VALUED_KEYS = re.compile(
@@ -72,10 +95,19 @@ _CHANGED = re.compile(r"\b(?:is now|are now|changed|switched|no longer)\b", re.I
 
 def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
     stated = sentence.strip().rstrip(".!")
-    match = _KEY_VALUE.match(stated) or _KEY_CHANGED.match(stated)
+    match = next(
+        (
+            found
+            for pattern in (_KEY_VALUE, _KEY_CHANGED, _KEY_CHANGED_PASSIVE, _KEY_NEW)
+            if (found := pattern.match(stated))
+        ),
+        None,
+    )
     if match is None or unsettled(sentence):
         return []
     key = match.group("key").strip().lower()
+    if not _SINGLE_VALUED_KEYS.match(key) and _SINGLE_VALUED_KEYS.match(key.removesuffix("s")):
+        key = key.removesuffix("s")
     if not (_SINGLE_VALUED_KEYS.match(key) or _CHANGED.search(sentence)):
         return []
     owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")

@@ -119,7 +119,8 @@ _POSSESSIVE = r"(?:his|her|their|my|our|the|\w+'s|\w+’s)"
 #: Where a value ends: punctuation, a conjunction or a time phrase.
 _VALUE_END = re.compile(
     # A dot ends a value only before a space or the end: "carol@acme.com", "Python 3.12".
-    r"\s*(?:[,;!?()\[\]\"]|\.(?!\S)|\s[-–—]\s|\b(?:and|but|because|since|so|which|who|whom|where|"
+    # Nor a thousands comma: "$2,100".
+    r"\s*(?:,(?!\d{3}\b)|[;!?()\[\]\"]|\.(?!\S)|\s[-–—]\s|\b(?:and|but|because|since|so|which|who|whom|where|"
     r"when|while|after|before|with|until|though|although|now|again|recently|lately|"
     r"last|this|next|ago|for (?:a|an|the|about|over|almost|nearly|\d|one|two|three|"
     r"four|five|six|several|many|some)|as (?:a|an|of|well)|to (?:help|be|get|make|keep|"

@@ -159,6 +159,32 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             [("user", "key:budget for the trip", "$2000")],
         ),
         ("a_diagnosis", "Tom was diagnosed with asthma.", [("tom", "condition", "has")]),
+        (
+            "a_titled_value",
+            "The user's landlord is Mr. Green.",
+            [("user", "key:landlord", "mr. green")],
+        ),
+        ("a_thousands_comma", "The user's rent is $1,900.", [("user", "key:rent", "$1,900")]),
+        (
+            "a_key_raised",
+            "The user raised the hourly rate to $95.",
+            [("user", "key:hourly rate", "$95")],
+        ),
+        (
+            "a_key_raised_passive",
+            "The user's rent was raised to $2,100.",
+            [("user", "key:rent", "$2,100")],
+        ),
+        (
+            "a_new_holder",
+            "The user has a new landlord, Ms. Ortiz.",
+            [("user", "key:landlord", "ms. ortiz")],
+        ),
+        (
+            "switched_plural_key",
+            "The user switched dentists to Dr. Patel.",
+            [("user", "key:dentist", "dr. patel")],
+        ),
     ],
 )
 def test_a_statement_of_an_attribute_makes_a_claim(_case, text, expected):
@@ -184,6 +210,9 @@ def test_a_statement_of_an_attribute_makes_a_claim(_case, text, expected):
         ("a_place_of_an_employer", "I left Acme's office early today."),
         ("an_employer_left_for_the_day", "I left Acme early today."),
         ("a_judgement_of_a_role", "John is a great friend."),
+        ("a_setting_switched", "The user switched the editor to light mode."),
+        ("a_new_friend", "Caroline has a new friend, Mel."),
+        ("a_haircut", "Melanie cut her hair to shoulder length."),
     ],
 )
 def test_a_statement_that_is_not_a_current_value_makes_no_claim(_case, text):

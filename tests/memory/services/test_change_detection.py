@@ -117,6 +117,24 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "Carol changed her email to carol@new.example.com.",
             "email",
         ),
+        (
+            "a_rate_raised",
+            "The user's hourly rate is $80.",
+            "The user raised the hourly rate to $95.",
+            "hourly rate",
+        ),
+        (
+            "a_new_holder",
+            "The user's landlord is Mr. Green.",
+            "The user has a new landlord, Ms. Ortiz.",
+            "landlord",
+        ),
+        (
+            "switched_to_another",
+            "The user's dentist is Dr. Kim.",
+            "The user switched dentists to Dr. Patel.",
+            "dentist",
+        ),
     ],
 )
 def test_a_change_said_in_everyday_words_retires_the_old_fact(
