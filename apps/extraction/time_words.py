@@ -20,6 +20,10 @@ overlap):
   week|month|year`` (calendar weeks start on Monday), ``N days|weeks|months|years ago``
   (the calendar unit holding the reference minus N units; N in digits or words: "two", "a",
   "a couple of"), ``the last/past N days|weeks|…`` (the N units up to the reference);
+* **parts and quarters**: ``early`` / ``mid`` / ``late`` X and ``the start`` (``beginning``) /
+  ``middle`` / ``end of`` X are its first, middle and last third in whole days, ``the first`` /
+  ``second half of`` X a half ("early 2025", "mid-June", "the end of last year", "the start of
+  the year": the reference's); ``Q2 2025``, ``Q1`` (the latest begun);
 * **open ends**: ``before``/``until``/``prior to`` X ends the window where X begins (until:
   where X ends), ``since`` X starts it where X begins, ``after`` X where X ends; the other
   end is open (None);
@@ -99,7 +103,42 @@ _NOW = re.compile(
 # An open end before the expression: "since May 2023", "before last summer".
 _BOUND = re.compile(r"\b(before|until|till|prior to|since|after)\s+$", re.I)
 
+# A part of the period named after it: "early 2025", "the end of last year", "mid-March",
+# "the first half of 2024". Each maps to its share of the period, as fractions.
+_PART = re.compile(
+    r"\b(?:(?:at|in|by|towards?|around)\s+)?(?:"
+    r"(?P<adverb>early|mid|late)(?:\s*-\s*|\s+)|"
+    # Only with "of": "start one year ago" is a verb.
+    r"(?:the\s+)?(?P<noun>start|beginning|middle|end|first half|second half)\s+of\s+"
+    r")(?:(?:in|the)\s+)?$",
+    re.I,
+)
+_PARTS = {
+    "early": (0, 3),
+    "start": (0, 3),
+    "beginning": (0, 3),
+    "mid": (1, 3),
+    "middle": (1, 3),
+    "late": (2, 3),
+    "end": (2, 3),
+    "first half": (0, 2),
+    "second half": (1, 2),
+}
+
 _Span = tuple[datetime, datetime]
+
+
+def _part_of(span: _Span, part: str) -> _Span:
+    """The ``part`` of ``span`` in whole days: a third (early, mid, late) or a half."""
+    index, parts = _PARTS[part.lower()]
+    start, end = span
+    days = (end - start).days
+    if days < parts:  # a single day has no early or late part worth a window
+        return span
+    return (
+        start + timedelta(days=days * index // parts),
+        start + timedelta(days=days * (index + 1) // parts),
+    )
 
 
 def _day(year: int, month: int, day: int) -> _Span | None:
@@ -200,6 +239,16 @@ def _past(match: re.Match[str], reference: datetime) -> _Span:
     return reference - _UNITS[unit] * number_value(match["count"]), reference
 
 
+def _quarter(match: re.Match[str], reference: datetime) -> _Span:
+    """``Q2 2025``; ``Q2`` alone: the latest second quarter begun by the reference."""
+    first_month = 3 * int(match["quarter"]) - 2
+    year = int(match["year"]) if match["year"] else reference.year
+    if not match["year"] and first_month > reference.month:
+        year -= 1
+    start = datetime(year, first_month, 1, tzinfo=UTC)
+    return start, start + relativedelta(months=3)
+
+
 def _month_of(match: re.Match[str], reference: datetime) -> _Span:
     month = _MONTHS[match["month"].lower()]
     return _named_month(reference, month, match["which"].lower())
@@ -236,6 +285,12 @@ _TABLE: tuple[tuple[str, Resolver], ...] = (
         lambda m, _r: _month(int(m["year"]), _MONTHS[m["month"].lower()]),
     ),
     (rf"\b(?P<which>last|this|in|during)\s+(?P<month>{_FULL_MONTH})\b", _month_of),
+    # A part of a month: "early May", "the end of March" (the latest begun, as "in May").
+    (
+        r"(?:(?<=of\s)|(?<=early\s)|(?<=mid\s)|(?<=mid-)|(?<=late\s))"
+        rf"(?P<which>)(?P<month>{_FULL_MONTH})\b",
+        lambda m, r: _named_month(r, _MONTHS[m["month"].lower()], "in"),
+    ),
     (
         rf"\b(?:(?:in|during)\s+)?(?:the\s+year\s+)?(?P<year>{_YEAR})\b",
         lambda m, _r: _year(int(m["year"])),
@@ -249,6 +304,9 @@ _TABLE: tuple[tuple[str, Resolver], ...] = (
         r"(?P<year>)",
         _season_of,
     ),
+    (rf"\b(?:in\s+)?Q(?P<quarter>[1-4])(?:\s+(?P<year>{_YEAR}))?\b", _quarter),
+    # "the end of the year", "the first half of the month": the one the reference is in.
+    (r"(?<=of\s)the\s+(?P<unit>week|month|year)\b", lambda m, r: _unit(r, m["unit"].lower())),
     (r"\bthe\s+day\s+before\s+yesterday\b", lambda _m, r: _unit(r - timedelta(days=2), "day")),
     (r"\byesterday\b", lambda _m, r: _unit(r - timedelta(days=1), "day")),
     (r"\btoday\b", lambda _m, r: _unit(r, "day")),
@@ -289,9 +347,13 @@ def time_window(text: str, *, reference: datetime) -> TimeWindow | None:
     span = resolver(match, reference)
     if span is None:
         return None
+    phrase, lead = match.group(0), match.start()
+    part = _PART.search(text, 0, lead)
+    if part is not None:
+        span = _part_of(span, part["adverb"] or part["noun"])
+        phrase, lead = text[part.start() : match.end()].strip(), part.start()
     start, end = span
-    phrase = match.group(0)
-    bound = _BOUND.search(text, 0, match.start())
+    bound = _BOUND.search(text, 0, lead)
     if bound is None:
         return TimeWindow(start=start, end=end, phrase=phrase)
     word = bound.group(1).lower()

@@ -116,6 +116,39 @@ def _window(text: str, reference: datetime = REFERENCE) -> tuple[object, object,
         ("after", "after last summer", (_d(2026, 9, 1), None, "after last summer")),
         ("before", "before 2022", (None, _d(2022, 1, 1), "before 2022")),
         ("until", "until June 2024", (None, _d(2024, 7, 1), "until June 2024")),
+        # A part of the period: a third, or a half, in whole days.
+        ("early_year", "in early 2025", (_d(2025, 1, 1), _d(2025, 5, 2), "in early 2025")),
+        ("mid_year", "mid-2025", (_d(2025, 5, 2), _d(2025, 9, 1), "mid-2025")),
+        (
+            "end_of_year",
+            "at the end of 2024",
+            (_d(2024, 9, 1), _d(2025, 1, 1), "at the end of 2024"),
+        ),
+        (
+            "start_of_this_year",
+            "at the start of the year",
+            (_d(2026, 1, 1), _d(2026, 5, 2), "at the start of the year"),
+        ),
+        (
+            "first_half",
+            "in the first half of 2025",
+            (_d(2025, 1, 1), _d(2025, 7, 2), "in the first half of 2025"),
+        ),
+        (
+            "beginning_of_a_month",
+            "at the beginning of March",
+            (_d(2026, 3, 1), _d(2026, 3, 11), "at the beginning of March"),
+        ),
+        ("mid_month", "in mid-June", (_d(2026, 6, 11), _d(2026, 6, 21), "in mid-June")),
+        (
+            "before_the_end",
+            "before the end of 2024",
+            (None, _d(2024, 9, 1), "before the end of 2024"),
+        ),
+        ("a_quarter", "in Q2 2025", (_d(2025, 4, 1), _d(2025, 7, 1), "in Q2 2025")),
+        ("a_quarter_begun", "in Q1", (_d(2026, 1, 1), _d(2026, 4, 1), "in Q1")),
+        # "start" as a verb is no part: the whole year.
+        ("start_a_verb", "start one year ago", (_d(2025, 1, 1), _d(2026, 1, 1), "one year ago")),
         # The first expression wins.
         (
             "first_wins",
