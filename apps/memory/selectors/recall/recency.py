@@ -15,13 +15,12 @@ import re
 import uuid
 from collections.abc import Sequence
 
-import numpy as np
 from django.conf import settings
 
-from apps.core.repos import heavy_read_memories
 from apps.extraction.change_cues import states_a_change
 from apps.memory.models import Memory
 from apps.memory.selectors.recall.results import RecallHit
+from apps.memory.selectors.recall.scope import fetch_values, quote, recall_scope
 from apps.tenancy.models import Tenant
 
 _WORD = re.compile(r"[a-z]+")
@@ -60,27 +59,36 @@ def same_fact_pairs(
         return set()
     if threshold > 1 or len(ids) < 2:
         return set()
-    rows = list(
-        heavy_read_memories(
-            Memory.objects.filter(tenant_id=tenant.pk, subject_id=subject_id, pk__in=ids),
-            tenant_id=tenant.pk,
-            subject_id=subject_id,
-        )
-        .exclude(embedding__isnull=True)
-        .values_list("pk", "embedding")
-    )
-    if len(rows) < 2:
-        return set()
-    vectors = np.asarray([vector for _pk, vector in rows], dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit = vectors / np.where(norms > 0, norms, 1.0)
-    similar = np.argwhere(np.triu(unit @ unit.T, k=1) >= threshold)
+    pairs = _similar_pairs(tenant=tenant, subject_id=subject_id, ids=ids, threshold=threshold)
     return {
-        frozenset((rows[a][0], rows[b][0]))
-        for a, b in similar
-        if (not names or named[rows[a][0]] & named[rows[b][0]])
-        and (not changed_only or _later_says_changed(head[rows[a][0]], head[rows[b][0]]))
+        frozenset((first, second))
+        for first, second in pairs
+        if (not names or named[first] & named[second])
+        and (not changed_only or _later_says_changed(head[first], head[second]))
     }
+
+
+def _similar_pairs(
+    *, tenant: Tenant, subject_id: str, ids: Sequence[uuid.UUID], threshold: float
+) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """The pairs of ``ids`` (in the subject's guarded scope) whose vectors' cosine similarity
+    is at least ``threshold``, compared by the database: only the pairs come back, not the
+    vectors (parsing ten of them in Python cost more than the comparison)."""
+    scope = recall_scope(
+        tenant_id=tenant.pk, subject_id=subject_id, project_id=None, include_superseded=False
+    )
+    table, pk = scope.table, quote(scope.using, "id")
+    embedding = quote(scope.using, "embedding")
+    sql = (
+        f"WITH head AS (SELECT {table}.{pk} AS id, {table}.{embedding} AS embedding "  # noqa: S608
+        f"FROM {table} WHERE {table}.{pk} = ANY(%s) AND {scope.where}) "
+        "SELECT a.id, b.id FROM head a JOIN head b ON a.id < b.id "
+        "WHERE (a.embedding <=> b.embedding) <= %s"
+    )
+    return [
+        (first, second)
+        for first, second in fetch_values(scope, sql, [list(ids), *scope.params, 1.0 - threshold])
+    ]
 
 
 def _later_says_changed(first: Memory, second: Memory) -> bool:
