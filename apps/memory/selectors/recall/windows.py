@@ -20,7 +20,7 @@ for a time nothing falls in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -43,24 +43,34 @@ _BY_WORDS = frozenset(
 )
 
 
+#: How much of a window an ended fact must overlap to count as held in it (a quarter of a
+#: window shorter than four days).
+_ENDED_MARGIN = timedelta(days=1)
+
+
 def window_rows(window: TimeWindow) -> Q:
     """The memories the window covers: what happened or began in it (``occurred_at`` or
-    ``valid_from`` in it), and a fact that has ended whose validity overlaps it (``valid_from``
-    < end and ``valid_to`` > start: the job that was replaced since). A fact still valid that
+    ``valid_from`` in it), and a fact that has ended whose validity overlaps it by more than
+    ``_ENDED_MARGIN`` at either edge (the job that was replaced since). A fact still valid that
     began before the window is not taken as being about it: for a memory of an event, "valid
     since" only means "happened before", and every earlier event would count. A row true at no
     time (a correction's empty interval) is never taken."""
     happened = Q()
     began = Q()
     ended = Q(valid_to__isnull=False, valid_to__gt=F("valid_from"))
+    # An ended fact must have held some of the window, not only its first or last hours: the
+    # nurse job replaced on 1 September at ten is not where Maria worked "in September".
+    margin = _ENDED_MARGIN
+    if window.start is not None and window.end is not None:
+        margin = min(margin, (window.end - window.start) / 4)
     if window.start is not None:
         happened &= Q(occurred_at__gte=window.start)
         began &= Q(valid_from__gte=window.start)
-        ended &= Q(valid_to__gt=window.start)
+        ended &= Q(valid_to__gt=window.start + margin)
     if window.end is not None:
         happened &= Q(occurred_at__lt=window.end)
         began &= Q(valid_from__lt=window.end)
-        ended &= Q(valid_from__lt=window.end)
+        ended &= Q(valid_from__lt=window.end - margin)
     true_sometime = Q(valid_to__isnull=True) | Q(valid_to__gt=F("valid_from"))
     return ((happened | began) & true_sometime) | ended
 
