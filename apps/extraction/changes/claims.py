@@ -35,40 +35,47 @@ class Claim:
 #: One value: no clause punctuation, but a dot inside it (an address, a version), a title's
 #: ("Mr. Green", "Dr. Kim") and a thousands comma ("$2,100").
 _VALUE = r"(?:[^,;.!?()]|\.(?=\S)|(?:(?<=Mr)|(?<=Ms)|(?<=Dr)|(?<=St)|(?<=Mrs))\.\s|,(?=\d{3}\b))"
+#: Whose key it is, as a possessive ("the user's", "my", "Carol's") or as the subject.
+_OWNER = r"^(?P<owner>(?i:the user's|the team's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
+_SUBJECT = r"^(?P<owner>(?i:the user|the team|i|we)|(?P<name>[A-Z][a-z]+))\s+"
+_KEY = r"(?P<key>[a-z][a-z0-9 -]{1,40}?)"
+#: Verbs that move a key's value up or down ("raised the hourly rate to $95").
+_RAISED = r"raised|lowered|increased|decreased|reduced|cut|bumped|upped"
 #: "my favourite colour is blue", "Andrew's manager is Rita", "our default branch is main".
 _KEY_VALUE = re.compile(
-    r"^(?P<owner>(?i:the user's|the team's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
-    r"(?:(?i:new|current|latest|updated)\s+)?"
-    r"(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?:is|are)\s+(?:now\s+|currently\s+|still\s+)?"
-    rf"(?P<value>{_VALUE}{{1,60}})$",  # a dot inside a value: an address, a version
+    _OWNER
+    + r"(?:(?i:new|current|latest|updated)\s+)?"
+    + _KEY
+    + r"\s+(?:is|are)\s+(?:now\s+|currently\s+|still\s+)?"
+    + rf"(?P<value>{_VALUE}{{1,60}})$",
 )
 #: "Carol changed her email to …", "the user updated their phone number to …": a key's new
 #: value told by the change itself; the owner is the sentence's subject.
 _KEY_CHANGED = re.compile(
-    r"^(?P<owner>(?i:the user|the team|i|we)|(?P<name>[A-Z][a-z]+))\s+"
+    _SUBJECT
     # Not "moved": "moved her car to the garage" puts the car somewhere, its value stays.
-    r"(?i:has\s+|have\s+)?"
+    + r"(?i:has\s+|have\s+)?"
     # "switched dentists to Dr. Patel": a plural key, no possessive ("switched the editor to
     # light mode" sets a theme, not the editor).
-    r"(?:(?i:changed|updated|switched)\s+(?:(?i:his|her|their|my|our)\s+)?|"
-    r"(?i:raised|lowered|increased|decreased|reduced|cut|bumped|upped)\s+"
-    r"(?i:his|her|their|my|our|the|its)\s+)"
-    r"(?!(?i:the|its|a|an)\s)(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?i:to)\s+"
-    rf"(?P<value>{_VALUE}{{1,60}})$",
+    + r"(?:(?i:changed|updated|switched)\s+(?:(?i:his|her|their|my|our)\s+)?|"
+    + rf"(?i:{_RAISED})\s+(?i:his|her|their|my|our|the|its)\s+)"
+    + r"(?!(?i:the|its|a|an)\s)"
+    + _KEY
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
 #: "The user's rent was raised to $2,100": the same change told of the key.
 _KEY_CHANGED_PASSIVE = re.compile(
-    r"^(?P<owner>(?i:the user's|the team's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
-    r"(?P<key>[a-z][a-z0-9 -]{1,40}?)\s+(?i:was|were|has been|have been|got)\s+"
-    r"(?i:changed|updated|switched|raised|lowered|increased|decreased|reduced|cut|bumped|moved)"
-    rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+    _OWNER
+    + _KEY
+    + rf"\s+(?i:was|were|has been|have been|got)\s+(?i:changed|updated|switched|moved|{_RAISED})"
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
 #: "The user has a new landlord, Ms. Ortiz", "I got a new doctor: Dr. Patel": a new holder.
 _KEY_NEW = re.compile(
-    r"^(?P<owner>(?i:the user|the team|i|we)|(?P<name>[A-Z][a-z]+))\s+"
-    r"(?i:has|have|got|found)\s+(?i:a)\s+(?i:new)\s+(?P<key>[a-z][a-z0-9 -]{1,40}?)"
-    r"(?:\s*[,:]\s*|\s+(?i:named|called)\s+)"
-    rf"(?P<value>{_VALUE}{{1,60}})$",
+    _SUBJECT
+    + r"(?i:has|have|got|found)\s+(?i:a)\s+(?i:new)\s+"
+    + _KEY
+    + rf"(?:\s*[,:]\s*|\s+(?i:named|called)\s+)(?P<value>{_VALUE}{{1,60}})$",
 )
 #: Keys whose value is one thing at a time: a new value replaces the old one.
 SINGLE_VALUED_KEYS = (
