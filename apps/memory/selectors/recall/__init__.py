@@ -46,7 +46,7 @@ from apps.extraction.time_words import event_anchor, time_window
 from apps.memory.selectors.recall.fallback import fallback_recall
 from apps.memory.selectors.recall.hybrid import hybrid_recall
 from apps.memory.selectors.recall.keyword import keyword_recall
-from apps.memory.selectors.recall.recency import same_fact_pairs
+from apps.memory.selectors.recall.recency import LaterFirst, same_fact_pairs
 from apps.memory.selectors.recall.results import (
     EMBEDDING_STATUSES,
     HEAVY_READ_UNAVAILABLE,
@@ -170,23 +170,16 @@ def memory_recall(
     if settings.MEMORY_RECALL_TIME_WORDS:
         window = time_window(query, reference=timezone.now() if as_of is None else as_of)
         event = event_anchor(query) if window is None else None
-    # Of two hits that tell one fact, the later is the answer to how things stand now, and
-    # only to that: a question about an event or a time keeps the ranking's order.
-    later_first = window is None and event is None and asks_current_state(query)
-    # A question merely in the present ("Which editor do I use?") is as often about a habit:
-    # there only a later memory that says the thing changed ("switched to VS Code") goes first.
-    changes_first = window is None and event is None and not later_first
-    changes_first = changes_first and asks_in_present(query)
     # "Where did Maria use to work?": every version, and what was replaced above what replaced
-    # it. A time or an event in the question already reads every version that held then.
-    used_to = window is None and event is None and as_of is None
-    used_to = used_to and asks_what_used_to_be(query)
+    # it. A time or an event in the question already reads every version that held then, and
+    # keeps the ranking's order (the later of two similar memories is another event there).
+    timeless = window is None and event is None
+    used_to = timeless and as_of is None and asks_what_used_to_be(query)
     # At ``as_of`` every hit held (the scope says so): one superseded since is no less true then.
     result = read(
         include_superseded=include_superseded or used_to,
         narrowing=narrowing,
-        later_first=(later_first or changes_first) and not used_to,
-        changed_only=changes_first,
+        later_first=_later_first(query) if timeless and not used_to else None,
         superseded_last=as_of is None and not used_to,
     )
     if used_to:
@@ -224,6 +217,18 @@ def memory_recall(
     return result
 
 
+def _later_first(query: str) -> LaterFirst | None:
+    """Which pairs of hits the question puts later first: any two that tell one fact for a
+    question about how things stand now; for a question merely in the present ("Which editor
+    do I use?", as often about a habit) only where the later says the thing changed
+    ("switched to VS Code"); none for any other."""
+    if asks_current_state(query):
+        return LaterFirst.SAME_FACT
+    if asks_in_present(query):
+        return LaterFirst.CHANGED
+    return None
+
+
 def _ranked(
     *,
     tenant: Tenant,
@@ -237,13 +242,11 @@ def _ranked(
     as_of: datetime | None,
     narrowing: RecordFilter | None,
     superseded_last: bool = True,
-    later_first: bool = False,
-    changed_only: bool = False,
+    later_first: LaterFirst | None = None,
 ) -> RecallResult:
     """One ranking of the scope in ``mode``, degraded to the keyword fallback when it must,
     what still holds first (:func:`prefer_current`; a superseded hit last unless not
-    ``superseded_last``; with ``later_first``, of two hits that tell one fact the later, or
-    with ``changed_only`` too, the later only where it says the fact changed)."""
+    ``superseded_last``; with ``later_first``, of two hits that tell one fact the later)."""
     degrade = functools.partial(
         fallback_recall,
         tenant=tenant,
@@ -319,8 +322,8 @@ def _ranked(
         )
     result.results = prefer_current(
         result.results,
-        _same_fact(tenant, subject_id, result, names_in(query), changed_only=changed_only)
-        if later_first
+        _same_fact(tenant, subject_id, result, names_in(query), later_first)
+        if later_first is not None
         else set(),
         superseded_last=superseded_last,
     )
@@ -332,8 +335,7 @@ def _same_fact(
     subject_id: str,
     result: RecallResult,
     names: tuple[str, ...],
-    *,
-    changed_only: bool,
+    later_first: LaterFirst,
 ) -> set[frozenset[uuid.UUID]]:
     """The hits that say nearly the same thing of the question's ``names`` (:mod:`.recency`);
     none on the fallback path, or when the heavy-read repo cannot be read (the order then
@@ -346,7 +348,7 @@ def _same_fact(
             subject_id=subject_id,
             hits=result.results,
             names=names,
-            changed_only=changed_only,
+            changed_only=later_first is LaterFirst.CHANGED,
         )
     except OperationalError:
         return set()

@@ -11,6 +11,7 @@ applies to two contested memories (a promoted memory never above an explicit one
 
 from __future__ import annotations
 
+import enum
 import re
 import uuid
 from collections.abc import Sequence
@@ -24,6 +25,15 @@ from apps.memory.selectors.recall.scope import fetch_values, quote, recall_scope
 from apps.tenancy.models import Tenant
 
 _WORD = re.compile(r"[a-z]+")
+
+
+class LaterFirst(enum.Enum):
+    """Which pairs of hits a question puts the later of first."""
+
+    #: Any two that say nearly the same thing.
+    SAME_FACT = "same_fact"
+    #: Only those whose later one says that something changed.
+    CHANGED = "changed"
 
 
 def _named(text: str, names: Sequence[str]) -> frozenset[str]:
