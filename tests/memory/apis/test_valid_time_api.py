@@ -164,3 +164,24 @@ def test_a_job_change_written_as_two_facts_is_read_now_and_as_it_stood_then(agen
         ("Maria works as a nurse at St. Luke's hospital.", "superseded"),
         ("The user works out at the gym on weekends.", "current"),
     ]
+
+
+def test_a_question_about_what_used_to_be_returns_the_replaced_fact_first(agent, moved):
+    berlin, lisbon = moved
+
+    body = agent.post(RECALL, {"query": "which city did the user live in before?"}).json()
+
+    assert [(hit["memory"]["id"], hit["validity"]) for hit in body["data"]] == [
+        (berlin["id"], "superseded"),
+        (lisbon["id"], "current"),
+    ]
+
+
+def test_merged_recall_returns_the_replaced_fact_for_what_used_to_be(agent, moved):
+    berlin, lisbon = moved
+
+    body = agent.post(MERGED, {"query": "which city did the user live in before?"}).json()
+
+    assert {
+        (item["id"], item["validity"]) for item in body["data"] if item["source"] == "memory"
+    } == {(berlin["id"], "superseded"), (lisbon["id"], "current")}
