@@ -6,7 +6,17 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from apps.extraction.changes.patterns import findings, owned_counts, unsettled, value_text, words
+from apps.extraction.changes.patterns import (
+    ACTIVE,
+    HELD,
+    HOLDS,
+    STOPPED,
+    findings,
+    owned_counts,
+    unsettled,
+    value_text,
+    words,
+)
 from apps.extraction.changes.text import WRITER, clauses, memory_sentences, speaker_and_body
 
 
@@ -97,6 +107,14 @@ _EVALUATIVE = re.compile(
     r"great|awesome|amazing|important|special|fun|cool|nice|good|bad|hard|tough|easy|"
     r"different|the same|always|never|still|not)\b"
 )
+#: "The user's cat is named Whiskers": the name is the value.
+_NAMED = re.compile(r"^(?:named|called)\s+")
+#: "Bob replaced Alice as project manager", "Lucia took over from Omar as team lead": one
+#: holder's end and the next one's start.
+_REPLACED_AS = re.compile(
+    r"^(?P<new>[A-Z][a-z]+)\s+(?:(?:has\s+)?replaced|succeeded|took over from)\s+"
+    r"(?P<old>[A-Z][a-z]+)\s+as\s+(?:the\s+|our\s+|their\s+)?(?P<topic>[^,;]+)$"
+)
 _CHANGED = re.compile(r"\b(?:is now|are now|changed|switched|no longer)\b", re.I)
 
 
@@ -115,7 +133,8 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
     key = match.group("key").strip().lower()
     if not _SINGLE_VALUED_KEYS.match(key) and _SINGLE_VALUED_KEYS.match(key.removesuffix("s")):
         key = key.removesuffix("s")
-    if not (_SINGLE_VALUED_KEYS.match(key) or _CHANGED.search(sentence)):
+    single_valued = bool(_SINGLE_VALUED_KEYS.match(key) or _CHANGED.search(sentence))
+    if not single_valued and match.re is not _KEY_VALUE:
         return []
     owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")
     entity = {"the user": "user", "the team": "team", "our": "team", "we": "team"}.get(owner)
@@ -123,9 +142,22 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
         entity = speaker or WRITER
     elif match.group("name"):
         entity = match.group("name").lower()
-    value = value_text(match.group("value")).lower()
+    value = _NAMED.sub("", value_text(match.group("value")).lower())
     if entity is None or not value or _EVALUATIVE.match(value):
         return []
+    if not single_valued:
+        # "The user's bank is Chase": a key that may hold several values at once, so another
+        # value replaces nothing; only a statement that ends this one does ("closed the Chase
+        # account").
+        return [
+            Claim(
+                entity=entity,
+                attribute=f"{HELD}:{key}",
+                value=HOLDS,
+                topic=words(value),
+                sentence=number,
+            )
+        ]
     return [Claim(entity=entity, attribute=f"key:{key}", value=value, sentence=number)]
 
 
@@ -160,7 +192,22 @@ def extract_claims(text: str) -> list[Claim]:
             if claim not in found:
                 found.append(claim)
         found.extend(_key_values(sentence, speaker, number))
+        found.extend(_handovers(sentence, number))
     return found
+
+
+def _handovers(sentence: str, number: int) -> list[Claim]:
+    """ "Bob replaced Alice as project manager": Alice no longer holds it, Bob does."""
+    match = _REPLACED_AS.match(sentence.strip().rstrip(".!"))
+    if match is None or unsettled(sentence):
+        return []
+    topic = words(value_text(match.group("topic")))
+    if not topic:
+        return []
+    return [
+        Claim(match.group("old").lower(), "activity", STOPPED, topic=topic, sentence=number),
+        Claim(match.group("new").lower(), "activity", ACTIVE, topic=topic, sentence=number),
+    ]
 
 
 def informative_sentences(text: str) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from apps.extraction.changes.claims import Claim
-from apps.extraction.changes.patterns import OCCUPATIONS, words
+from apps.extraction.changes.patterns import ACTIVE, HELD, OCCUPATIONS, STOPPED, words
 
 #: Diets that exclude each other; the rest (gluten-free, keto, …) may hold beside another.
 _EXCLUSIVE_DIETS = frozenset(
@@ -23,6 +23,46 @@ def _same_value(left: str, right: str) -> bool:
     return left_words <= right_words or right_words <= left_words
 
 
+def _overlap(left: frozenset[str], right: frozenset[str]) -> bool:
+    """Most of the smaller set of words shared."""
+    shared = left & right
+    return bool(shared) and len(shared) / min(len(left), len(right)) >= TOPIC_OVERLAP
+
+
+def _held_words(claim: Claim) -> frozenset[str] | None:
+    """What a claim says its entity has or holds, as words: a key's value ("the user's phone is
+    an iPhone 12"), a held value, a position or something taken part in."""
+    if claim.family == "key":
+        return words(claim.value)
+    if claim.family == HELD or (claim.family == "activity" and claim.value == ACTIVE):
+        return claim.topic
+    return None
+
+
+def _ends_holding(old: Claim, new: Claim) -> bool | None:
+    """Whether one claim ends what the other holds under a key: "sold the iPhone" against "the
+    user's phone is an iPhone 12", "closed the Chase account" against "the user's bank is
+    Chase", "moved from LastPass to 1Password" against "the user's password manager is
+    LastPass" (either order; the later memory wins). ``None`` when neither is such a pair; an
+    activity against an activity is compared by topic in :func:`conflict`."""
+    for stop, other in ((new, old), (old, new)):
+        ended = _ended_words(stop)
+        if not ended or other.family in ("activity", stop.family):
+            continue
+        held = _held_words(other)
+        if held:
+            return True if _overlap(ended, held) else None
+    return None
+
+
+def _ended_words(claim: Claim) -> frozenset[str]:
+    """What a claim says its entity no longer has, as words: an activity stopped, or the value
+    a change names as replaced ("moved from LastPass to 1Password": lastpass)."""
+    if claim.family == "activity" and claim.value == STOPPED:
+        return claim.topic
+    return words(claim.replaced) if claim.replaced else frozenset()
+
+
 def _same_topic(old: Claim, new: Claim) -> bool:
     """Most of the smaller topic's words shared, or (an application) the same head noun: "an
     interview for a design internship", "accepted for a fashion internship"."""
@@ -30,9 +70,7 @@ def _same_topic(old: Claim, new: Claim) -> bool:
         return False
     if old.head and old.head == new.head:
         return True
-    shared = old.topic & new.topic
-    smaller = min(len(old.topic), len(new.topic))
-    return bool(shared) and len(shared) / smaller >= TOPIC_OVERLAP
+    return _overlap(old.topic, new.topic)
 
 
 def _pets(old: Claim, new: Claim) -> bool | None:
@@ -80,9 +118,15 @@ def _employment(old: Claim, new: Claim) -> bool | None:
 def conflict(old: Claim, new: Claim) -> bool | None:
     """``None`` when the two claims are not about the same attribute of the same entity;
     otherwise whether they state different values (``True``: a change or a contradiction)."""
-    if old.entity != new.entity or old.family != new.family:
+    if old.entity != new.entity:
+        return None
+    if (ended := _ends_holding(old, new)) is not None:
+        return ended
+    if old.family != new.family:
         return None
     family = old.family
+    if family == HELD:
+        return None  # several values may hold at once: only an end changes one
     if family == "pets":
         return _pets(old, new)
     if family == "health":
@@ -135,6 +179,7 @@ _FAMILY_WORDS = {
     "condition": "allergic allergy diagnosed",
     "tool": "uses using switched migrated",
     "key": "",
+    HELD: "",
 }
 
 

@@ -35,6 +35,12 @@ from apps.extraction.numbers import CARDINALS, NONE, number_value
 
 _I = re.IGNORECASE
 
+#: An activity's two values: taken part in, or ended.
+ACTIVE, STOPPED = "active", "stopped"
+#: A value held under a key that may hold several at once ("the user's bank is Chase"): only
+#: a statement that ends it changes it.
+HELD, HOLDS = "held", "holds"
+
 
 #: A finding: the attribute, its value and, for topical attributes, the topic's words.
 @dataclass(frozen=True)
@@ -557,7 +563,9 @@ _STOPPED = re.compile(
 _STARTED = re.compile(
     rf"^{_ADVERBS}(?:started|began|took up|signed up for|enrolled in|joined|is taking|has been "
     r"taking|is learning|started learning|resumed|went back to|is back to|got back into|"
-    r"volunteers|plays|practices|is practicing|attends|is attending|teaches|coaches|runs)\s+"
+    r"volunteers|plays|practices|is practicing|attends|is attending|teaches|coaches|runs|"
+    # Something had or held: "drives a Toyota Corolla" until "sold the Corolla".
+    r"owns|drives|rents|leases|manages|leads|is training for|trains for)\s+"
     r"(?!to\b|feeling\b|thinking\b|a conversation\b|talking\b|care\b)(?P<topic>.+)$",
     _I,
 )
@@ -583,7 +591,7 @@ _BARE_VERBS = re.compile(
     _I,
 )
 #: Verbs that name the activity itself: "volunteers at the shelter" is about volunteering.
-_ACTIVITY_VERBS = frozenset({"volunteer", "play", "practic", "teach", "coach"})
+_ACTIVITY_VERBS = frozenset({"volunteer", "play", "practic", "teach", "coach", "train"})
 _NEGATED_ONLY = re.compile(r"^(?:doesn't|does not)\s+(?!\S+\s+(?:anymore|any more)\b)", _I)
 _TEST = r"(?:[\w-]+\s+){0,3}?(?:test|exam|interview|interviews|audition|assessment|certification)s?"
 _OBJECT = rf"(?:{_POSSESSIVE}\s+|a |an )?"
@@ -627,6 +635,34 @@ _LEFT_GROUP = re.compile(
 )
 
 
+#: "sold the bakery", "cancelled the Planet Fitness membership", "stepped down as team lead",
+#: "traded in the Civic for a Subaru", "handed the mobile app over to Raj": something the
+#: subject had, held or ran, ended. A definite object only: "sold a painting" ends nothing a
+#: memory could have said was held; "sold out", "dropped by", "dropped the kids off" are not ends.
+_ENDED = re.compile(
+    rf"^{_ADVERBS}(?:sold|traded in|got rid of|gave away|closed|cancell?ed|"
+    r"dropped(?!\s+(?:\S+\s+){1,3}?off\b)|ditched|stepped down (?:as|from)|"
+    r"resigned (?:as|from)|retired (?:as|from)|moved out of|stopped (?:seeing|using)|"
+    r"handed(?: over)?)\s+"
+    r"(?!out\b|off\b|by\b|in\b|at\b|to\b|a\b|an\b|some\b|one\b)(?P<topic>.+?)"
+    r"(?:\s+over\s+to\b.*)?$",
+    _I,
+)
+#: "is the team lead", "is the product manager for the mobile app", "is on the night nursing
+#: team": a position the subject holds, which a later "stepped down as team lead" or "handed
+#: the mobile app over" ends.
+_HOLDS_POSITION = re.compile(
+    rf"^{_ADVERBS}(?:is|are)\s+(?:the|our|their|his|her|my)\s+"
+    r"(?P<topic>(?:[\w-]+\s+){0,3}?(?:lead|leader|manager|head|director|owner|captain|chair|"
+    r"president|coach|maintainer|organi[sz]er|admin|administrator|coordinator|treasurer|"
+    r"secretary|founder|co-founder|sponsor|editor)"
+    r"(?:\s+(?:of|for|at|on)\s+.+)?)$"
+    rf"|^{_ADVERBS}(?:is|are)\s+(?:on|in)\s+(?:the|our|their|his|her|my)\s+"
+    r"(?P<group>(?:[\w-]+\s+){0,3}?(?:team|board|committee|crew|squad|rotation|panel))\b",
+    _I,
+)
+
+
 def _activity_topic(raw: str) -> frozenset[str]:
     """What an activity is, without how often: "a pottery class on Tuesdays" → pottery."""
     return words(value_text(_BARE_VERBS.sub("", RECURRENCE.sub("", raw.strip()))))
@@ -638,19 +674,26 @@ def activity(predicate: str) -> list[Finding]:
         if _PURPOSE.search(topic_text):
             return []
         topic = words(value_text(topic_text))
-        return [Finding("activity", "stopped", topic)] if topic else []
+        return [Finding("activity", STOPPED, topic)] if topic else []
     if (match := _LEFT_GROUP.match(predicate)) is not None:
         topic = _activity_topic(match.group("topic"))
-        return [Finding("activity", "stopped", topic)] if topic else []
+        return [Finding("activity", STOPPED, topic)] if topic else []
+    if (match := _ENDED.match(predicate)) is not None:
+        topic = words(value_text(match.group("topic")))
+        return [Finding("activity", STOPPED, topic)] if topic else []
+    if (match := _HOLDS_POSITION.match(predicate)) is not None:
+        # Whole: "for the mobile app" says which position, where a value would end.
+        topic = words(match.group("topic") or match.group("group"))
+        return [Finding("activity", ACTIVE, topic)] if topic else []
     if (match := _STOPPED.match(predicate)) is not None and not _NEGATED_ONLY.match(predicate):
         topic = _activity_topic(match.group("topic"))
-        return [Finding("activity", "stopped", topic)] if topic else []
+        return [Finding("activity", STOPPED, topic)] if topic else []
     if (match := _STARTED.match(predicate) or _ROUTINE.match(predicate)) is not None and (
         match.re is _STARTED or RECURRENCE.search(predicate)
     ):
         topic = _activity_topic(match.group("topic"))
         topic |= words(predicate[: match.start("topic")]) & _ACTIVITY_VERBS
-        return [Finding("activity", "active", topic)] if topic else []
+        return [Finding("activity", ACTIVE, topic)] if topic else []
     return []
 
 

@@ -202,6 +202,29 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
     return None
 
 
+#: "Ben and Chloe broke up", "Jamal and Nina got married": a change both of them went through,
+#: so the predicate holds for each of the two.
+_COUPLE = re.compile(
+    r"^(?P<first>[A-Z][a-z][\w-]*) (?:and|&) (?P<second>[A-Z][a-z][\w-]*)\s+"
+    r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:broke up|split up|separated|"
+    r"got (?:married|engaged|divorced|back together)|tied the knot|started dating|"
+    r"(?:are|were) (?:now\s+)?(?:married|engaged|divorced|dating|separated))\b.*)$"
+)
+
+
+def _couple(clause: str) -> list[tuple[str, str]]:
+    """Each partner of a couple's shared change, as ``(entity, predicate)``."""
+    match = _COUPLE.match(clause)
+    if match is None or not (_is_name(match.group("first")) and _is_name(match.group("second"))):
+        return []
+    predicate = re.sub(
+        r"^(are|were)\b",
+        lambda verb: {"are": "is", "were": "was"}[verb[1]],
+        match.group("predicate"),
+    )
+    return [(match.group(name).lower(), predicate) for name in ("first", "second")]
+
+
 def clauses(text: str) -> list[Clause]:
     """Every clause of ``text`` whose subject the rules trust (see the module docstring)."""
     speaker, body = speaker_and_body(text)
@@ -215,12 +238,11 @@ def clauses(text: str) -> list[Clause]:
             if not part or _REPORTED.search(part):
                 continue
             subject = _subject(part, speaker)
-            if subject is None:
-                continue
-            entity, predicate = subject
-            for index, piece in enumerate(_SAME_SUBJECT.split(predicate)):
-                # The second verb of "I left the hospital and now work at Globex" is in the
-                # first person too.
-                text, piece = (part, piece) if index == 0 else (piece, _third_person(piece))
-                found.append(Clause(entity=entity, predicate=piece, text=text, sentence=number))
+            subjects = [subject] if subject is not None else _couple(part)
+            for entity, predicate in subjects:
+                for index, piece in enumerate(_SAME_SUBJECT.split(predicate)):
+                    # The second verb of "I left the hospital and now work at Globex" is in the
+                    # first person too.
+                    text, piece = (part, piece) if index == 0 else (piece, _third_person(piece))
+                    found.append(Clause(entity=entity, predicate=piece, text=text, sentence=number))
     return found

@@ -35,6 +35,7 @@ from django.utils import timezone
 from apps.core.telemetry import emit
 from apps.extraction.changes import Claim, conflict, extract_claims, search_words
 from apps.extraction.changes.claims import claim_share
+from apps.extraction.changes.patterns import HELD
 from apps.memory.models import Memory, MemorySource, SupersedeReason
 from apps.memory.selectors import (
     memory_change_candidates,
@@ -53,8 +54,11 @@ class ChangeOutcome:
     flagged: list[tuple[uuid.UUID, uuid.UUID]] = field(default_factory=list)
 
 
-def _reason(claim: Claim) -> str:
-    label = claim.attribute.split(":", 1)[1] if claim.family == "key" else claim.family
+def _reason(later: Claim, older: Claim) -> str:
+    # An end names what it ended by the older claim's attribute: "sold the iPhone" against
+    # "the user's phone is an iPhone 12" changed the phone.
+    claim = older if later.family != older.family else later
+    label = claim.attribute.split(":", 1)[1] if claim.family in ("key", HELD) else claim.family
     return f"{SupersedeReason.CHANGED_VALUE}:{label}"
 
 
@@ -101,24 +105,24 @@ def _decide(
     candidate: Memory,
     new: Memory,
     pairs: list[tuple[Claim, Claim]],
-) -> tuple[Memory, Memory, Claim] | None:
-    """``(older, later, the later's claim)`` when the older memory is retired; ``None`` when
-    the two are flagged instead (see the module docstring)."""
+) -> tuple[Memory, Memory, Claim, Claim] | None:
+    """``(older, later, the later's claim, the older's)`` when the older memory is retired;
+    ``None`` when the two are flagged instead (see the module docstring)."""
     ordered = _precedence(candidate, new)
     if ordered is None:
         return None
     older, later = ordered
     if older is candidate:
         older_claims = [old for old, _ in pairs]
-        later_claim = pairs[0][1]
+        older_claim, later_claim = pairs[0]
     else:
         older_claims = [ours for _, ours in pairs]
-        later_claim = pairs[0][0]
+        later_claim, older_claim = pairs[0]
     if claim_share(older.text, older_claims) < settings.MEMORY_CHANGE_MIN_CLAIM_SHARE:
         return None
     if _changed_back(tenant=tenant, subject_id=subject_id, older=older, later=later_claim):
         return None
-    return older, later, later_claim
+    return older, later, later_claim, older_claim
 
 
 def memory_detect_changes(
@@ -178,8 +182,8 @@ def memory_detect_changes(
                 )
                 outcome.flagged.append((candidate.pk, new.pk))
                 continue
-            older, later, later_claim = decided
-            reason = _reason(later_claim)
+            older, later, later_claim, older_claim = decided
+            reason = _reason(later_claim, older_claim)
             memory_retire(
                 tenant=tenant, subject_id=subject_id, old=older, new=later, reason=reason, now=now
             )

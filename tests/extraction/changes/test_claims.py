@@ -387,3 +387,83 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
 )
 def test_a_text_states_an_attribute_only_of_the_entities_asked_about(text, entities, states):
     assert states_attribute(text, frozenset({"employer", "role"}), frozenset(entities)) is states
+
+
+def _conflicts(old: str, new: str) -> bool:
+    """Whether any claim of ``new`` states another value than a claim of ``old``."""
+    return any(
+        conflict(left, right) for left in extract_claims(old) for right in extract_claims(new)
+    )
+
+
+@pytest.mark.parametrize(
+    ("_case", "old", "new"),
+    [
+        ("phone_sold", "The user's phone is an iPhone 12.", "The user sold the iPhone."),
+        ("car_traded_in", "The user's car is a Honda Civic.", "The user traded in the Civic."),
+        ("drives_then_sold", "The user drives a Toyota Corolla.", "The user sold the Corolla."),
+        ("bank_closed", "The user's bank is Chase.", "The user closed the Chase account."),
+        (
+            "membership_cancelled",
+            "The user's gym is Planet Fitness.",
+            "The user cancelled the Planet Fitness membership.",
+        ),
+        ("stopped_seeing", "The user's therapist is Dr. Lee.", "The user stopped seeing Dr. Lee."),
+        (
+            "business_sold",
+            "Marco runs the bakery on Elm Street.",
+            "Marco sold the bakery on Elm Street.",
+        ),
+        ("stepped_down", "Omar is the team lead.", "Omar stepped down as team lead."),
+        (
+            "handed_over",
+            "Lena is the product manager for the mobile app.",
+            "Lena handed the mobile app over to Raj.",
+        ),
+        ("replaced_as", "Alice is the project manager.", "Bob replaced Alice as project manager."),
+        (
+            "moved_from_a_held_value",
+            "The user's password manager is LastPass.",
+            "The user moved from LastPass to 1Password.",
+        ),
+        ("training_stopped", "The user is training for a marathon.", "The user stopped training."),
+        ("couple_broke_up", "Ben is dating Chloe.", "Ben and Chloe broke up."),
+        ("couple_married", "Jamal is engaged to Nina.", "Jamal and Nina got married in June."),
+        # The earlier statement may come second: the later memory is told apart by time.
+        ("end_told_first", "The user sold the iPhone.", "The user's phone is an iPhone 12."),
+    ],
+)
+def test_an_end_of_something_held_changes_it(_case, old, new):
+    assert _conflicts(old, new)
+
+
+@pytest.mark.parametrize(
+    ("_case", "old", "new"),
+    [
+        ("sold_out", "Marco runs the bakery on Elm Street.", "Marco sold out of croissants."),
+        (
+            "stopped_by",
+            "The user drinks coffee every morning.",
+            "The user stopped by a coffee shop.",
+        ),
+        ("sold_something_else", "The user's phone is an iPhone 12.", "The user sold the old bike."),
+        ("sold_a_thing_made", "Melanie's hobby is painting.", "Melanie sold a painting."),
+        (
+            "dropped_off",
+            "The user's kid goes to Lincoln.",
+            "The user dropped the kid off at Lincoln.",
+        ),
+        (
+            "another_account",
+            "The user's bank is Chase.",
+            "The user opened a savings account at Ally.",
+        ),
+        # A key that may hold several values: another value adds one, it replaces nothing.
+        ("another_held_value", "The user's bank is Chase.", "The user's bank is Ally."),
+        ("another_holder", "Omar is the team lead.", "Lucia is the tech lead."),
+        ("someone_else_ended_it", "Omar is the team lead.", "Lucia stepped down as team lead."),
+        ("a_couple_adopting", "Audrey has two dogs.", "Audrey and Andrew adopted another puppy."),
+    ],
+)
+def test_what_is_not_an_end_of_something_held_changes_nothing(_case, old, new):
+    assert not _conflicts(old, new)

@@ -135,6 +135,31 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "The user switched dentists to Dr. Patel.",
             "dentist",
         ),
+        (
+            "a_held_thing_sold",
+            "The user's phone is an iPhone 12.",
+            "The user sold the iPhone.",
+            "phone",
+        ),
+        (
+            "an_account_closed",
+            "The user's bank is Chase.",
+            "The user closed the Chase account and moved everything to Ally.",
+            "bank",
+        ),
+        (
+            "a_position_left",
+            "Omar is the team lead.",
+            "Omar stepped down as team lead.",
+            "activity",
+        ),
+        (
+            "a_successor_named",
+            "Alice is the project manager.",
+            "Bob replaced Alice as project manager.",
+            "activity",
+        ),
+        ("a_couple_parted", "Ben is dating Chloe.", "Ben and Chloe broke up.", "relationship"),
     ],
 )
 def test_a_change_said_in_everyday_words_retires_the_old_fact(
