@@ -648,15 +648,25 @@ _ENDED = re.compile(
     r"(?:\s+over\s+to\b.*)?$",
     _I,
 )
-#: "is the team lead", "is the product manager for the mobile app", "is on the night nursing
-#: team": a position the subject holds, which a later "stepped down as team lead" or "handed
-#: the mobile app over" ends.
+#: An end for a while, not for good: "closed the food truck early", "dropped the class for the
+#: summer".
+_FOR_A_WHILE = re.compile(
+    r"\b(?:early|temporarily|for now|for a while|for the (?:day|night|evening|weekend|week|"
+    r"holidays?|season|summer|winter)|for (?:a|the) (?:few|couple)|until|today|tonight|"
+    r"this (?:morning|afternoon|evening))\b",
+    _I,
+)
+#: "is the team lead", "is the product manager for the mobile app", "is the lead singer of the
+#: band", "is on the night nursing team": a position the subject holds, which a later "stepped
+#: down as team lead" or "handed the mobile app over" ends.
 _HOLDS_POSITION = re.compile(
     rf"^{_ADVERBS}(?:is|are)\s+(?:the|our|their|his|her|my)\s+"
     r"(?P<topic>(?:[\w-]+\s+){0,3}?(?:lead|leader|manager|head|director|owner|captain|chair|"
     r"president|coach|maintainer|organi[sz]er|admin|administrator|coordinator|treasurer|"
     r"secretary|founder|co-founder|sponsor|editor)"
-    r"(?:\s+(?:of|for|at|on)\s+.+)?)$"
+    r"(?:\s+(?:of|for|at|on)\s+.+)?"
+    # Any position named by what it belongs to: "the lead singer of the band".
+    r"|(?:[\w-]+\s+){1,3}?(?:of|for|in|at)\s+(?:the|our|their|his|her|my)\s+.+)$"
     rf"|^{_ADVERBS}(?:is|are)\s+(?:on|in)\s+(?:the|our|their|his|her|my)\s+"
     r"(?P<group>(?:[\w-]+\s+){0,3}?(?:team|board|committee|crew|squad|rotation|panel))\b",
     _I,
@@ -678,7 +688,7 @@ def activity(predicate: str) -> list[Finding]:
     if (match := _LEFT_GROUP.match(predicate)) is not None:
         topic = _activity_topic(match.group("topic"))
         return [Finding("activity", STOPPED, topic)] if topic else []
-    if (match := _ENDED.match(predicate)) is not None:
+    if (match := _ENDED.match(predicate)) is not None and not _FOR_A_WHILE.search(predicate):
         topic = words(value_text(match.group("topic")))
         return [Finding("activity", STOPPED, topic)] if topic else []
     if (match := _HOLDS_POSITION.match(predicate)) is not None:

@@ -431,6 +431,11 @@ def _conflicts(old: str, new: str) -> bool:
         ("couple_married", "Jamal is engaged to Nina.", "Jamal and Nina got married in June."),
         # The earlier statement may come second: the later memory is told apart by time.
         ("end_told_first", "The user sold the iPhone.", "The user's phone is an iPhone 12."),
+        (
+            "a_position_of_a_group",
+            "Nora is the lead singer of the band.",
+            "Nora stepped down as lead singer.",
+        ),
     ],
 )
 def test_an_end_of_something_held_changes_it(_case, old, new):
@@ -462,6 +467,12 @@ def test_an_end_of_something_held_changes_it(_case, old, new):
         ("another_held_value", "The user's bank is Chase.", "The user's bank is Ally."),
         ("another_holder", "Omar is the team lead.", "Lucia is the tech lead."),
         ("someone_else_ended_it", "Omar is the team lead.", "Lucia stepped down as team lead."),
+        ("closed_for_the_day", "Diego owns a food truck.", "Diego closed the food truck early."),
+        (
+            "dropped_for_a_season",
+            "The user's gym is Planet Fitness.",
+            "The user dropped the Planet Fitness membership for the summer.",
+        ),
         ("a_couple_adopting", "Audrey has two dogs.", "Audrey and Andrew adopted another puppy."),
     ],
 )
