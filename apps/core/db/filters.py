@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -90,6 +90,9 @@ class RecordFilter:
 
     q: Q
     raw: Mapping[str, Any]
+    #: The filter compiled to SQL, by whoever runs it (keyed by its own choice, e.g. the
+    #: database alias): a recall runs one filter in several statements and compiles it once.
+    compiled: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _fail(message: str, path: str) -> InvalidFilter:

@@ -263,3 +263,34 @@ def test_a_filter_that_keeps_nothing_recalls_nothing(tenant, crowded, mode):
     result = _recall(tenant, mode, {"metadata": {"group": "nobody"}})
     assert result.results == []
     assert Memory.objects.filter(tenant=tenant).count() == 155
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_recall_compiles_its_filter_once_however_many_statements_run_it(tenant, catalogue, mode):
+    from unittest import mock
+
+    from apps.memory.selectors.recall import scope
+
+    memory_embed_pending(memory_ids=[str(memory.pk) for memory in catalogue])
+    # The scope's templates are compiled once per process; this recall compiles them first.
+    memory_recall(tenant=tenant, subject_id="a", query="alpha beta", mode=mode)
+    narrowing = record_filter_parse({"tags": {"$in": ["infra", "db"]}})
+    with mock.patch.object(scope, "compile_scope", wraps=scope.compile_scope) as compiled:
+        first = memory_recall(
+            tenant=tenant, subject_id="a", query="alpha beta", mode=mode, narrowing=narrowing
+        )
+        again = memory_recall(
+            tenant=tenant, subject_id="a", query="alpha beta", mode=mode, narrowing=narrowing
+        )
+
+    assert compiled.call_count == 1
+    assert (
+        {"alpha", "beta"}
+        <= {hit.memory.text for hit in first.results}
+        <= {
+            "alpha",
+            "beta",
+            "gamma",
+        }
+    )
+    assert [hit.memory.pk for hit in again.results] == [hit.memory.pk for hit in first.results]

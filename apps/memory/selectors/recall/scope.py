@@ -214,12 +214,17 @@ def recall_scope(
 
 
 def _narrowing_clause(narrowing: RecordFilter, using: str) -> tuple[str, tuple[Any, ...]]:
-    """A filter's WHERE over the memory table alone (compiled per recall: filters vary too
-    much to template, and one is small). Parenthesised, so it ANDs as one term."""
+    """A filter's WHERE over the memory table alone, parenthesised so it ANDs as one term.
+    Compiled once per filter (filters vary too much to template), then kept on it: a recall
+    runs its filter in each of its legs' statements."""
+    kept = narrowing.compiled.get(using)
+    if kept is not None:
+        return kept
     compiled = compile_scope(Memory.objects.using(using).filter(narrowing.q))
-    if compiled is None:  # Django proved the filter matches nothing
-        return "(false)", ()
-    return f"({compiled.where})", compiled.params
+    # Django proves some filters match nothing while compiling them.
+    clause = ("(false)", ()) if compiled is None else (f"({compiled.where})", compiled.params)
+    narrowing.compiled[using] = clause
+    return clause
 
 
 def count_rows(scope: CompiledScope) -> int:
