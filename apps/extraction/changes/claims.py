@@ -11,8 +11,10 @@ from apps.extraction.changes.patterns import (
     HELD,
     HOLDS,
     STOPPED,
+    SWITCHED,
     findings,
     owned_counts,
+    phrases,
     unsettled,
     value_text,
     words,
@@ -191,9 +193,30 @@ def extract_claims(text: str) -> list[Claim]:
             )
             if claim not in found:
                 found.append(claim)
-        found.extend(_key_values(sentence, speaker, number))
+        keyed = _key_values(sentence, speaker, number)
+        if keyed:
+            # "Carol changed her email to …" names its key: the switch of a kind says less.
+            found = [c for c in found if c.sentence != number or c.family != SWITCHED]
+        found.extend(keyed)
         found.extend(_handovers(sentence, number))
     return found
+
+
+def phrase_claims(text: str) -> list[Claim]:
+    """What each clause of ``text`` says of a kind of thing (:func:`~.patterns.phrases`), for
+    comparing with a newer memory's switch ("works night shifts" / "switched to day
+    shifts"); not part of :func:`extract_claims`, which says what a memory states."""
+    return [
+        Claim(
+            entity=clause.entity,
+            attribute=finding.attribute,
+            value=finding.value,
+            topic=finding.topic,
+            sentence=clause.sentence,
+        )
+        for clause in clauses(text)
+        for finding in phrases(clause.predicate)
+    ]
 
 
 def _handovers(sentence: str, number: int) -> list[Claim]:

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from apps.extraction.changes.claims import Claim
-from apps.extraction.changes.patterns import ACTIVE, HELD, OCCUPATIONS, STOPPED, words
+from apps.extraction.changes.patterns import (
+    ACTIVE,
+    HELD,
+    OCCUPATIONS,
+    PHRASE,
+    STOPPED,
+    SWITCHED,
+    words,
+)
 
 #: Diets that exclude each other; the rest (gluten-free, keto, …) may hold beside another.
 _EXCLUSIVE_DIETS = frozenset(
@@ -52,6 +60,23 @@ def _ends_holding(old: Claim, new: Claim) -> bool | None:
         held = _held_words(other)
         if held:
             return True if _overlap(ended, held) else None
+    return None
+
+
+def _switched(old: Claim, new: Claim) -> bool | None:
+    """Whether a switch to another value of a kind ("switched to day shifts") changes what the
+    other claim said of that kind ("works night shifts"): the same kind, and none of the
+    switch's distinguishing words in the other ("switched to the night team" after "is on the
+    night nursing team" restates it). Two switches of a kind compare their values. ``None``
+    when neither is a switch, or the kinds differ."""
+    for switch, other in ((new, old), (old, new)):
+        if switch.family != SWITCHED or other.family not in (SWITCHED, PHRASE):
+            continue
+        if switch.attribute.split(":", 1)[1] != other.attribute.split(":", 1)[1]:
+            return None
+        if other.family == SWITCHED:
+            return switch.topic != other.topic
+        return not (switch.topic & other.topic)
     return None
 
 
@@ -122,11 +147,13 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return None
     if (ended := _ends_holding(old, new)) is not None:
         return ended
+    if SWITCHED in (old.family, new.family):
+        return _switched(old, new)
     if old.family != new.family:
         return None
     family = old.family
-    if family == HELD:
-        return None  # several values may hold at once: only an end changes one
+    if family in (HELD, PHRASE):
+        return None  # several values may hold at once: only an end or a switch changes one
     if family == "pets":
         return _pets(old, new)
     if family == "health":
@@ -180,6 +207,8 @@ _FAMILY_WORDS = {
     "tool": "uses using switched migrated",
     "key": "",
     HELD: "",
+    SWITCHED: "switched moved transferred upgraded",
+    PHRASE: "",
 }
 
 
@@ -190,7 +219,7 @@ _KEY_WORDS = {"age": "old years turned"}
 def search_words(claim: Claim) -> str:
     """Words a memory about the same attribute likely holds (for a keyword search)."""
     extra = [claim.value, claim.replaced, " ".join(sorted(claim.topic))]
-    if claim.family in ("pets", "health", "tool", "key"):
+    if claim.family in ("pets", "health", "tool", "key", SWITCHED):
         qualifier = claim.attribute.split(":", 1)[-1]
         extra += [qualifier, _KEY_WORDS.get(qualifier, "")]
     return " ".join([_FAMILY_WORDS[claim.family], *extra]).strip()

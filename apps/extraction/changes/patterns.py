@@ -40,6 +40,9 @@ ACTIVE, STOPPED = "active", "stopped"
 #: A value held under a key that may hold several at once ("the user's bank is Chase"): only
 #: a statement that ends it changes it.
 HELD, HOLDS = "held", "holds"
+#: A switch to another value of a kind ("switched to day shifts"), and what an older clause
+#: said of that kind ("works night shifts").
+SWITCHED, PHRASE = "switched", "phrase"
 
 
 #: A finding: the attribute, its value and, for topical attributes, the topic's words.
@@ -148,8 +151,13 @@ def value_text(raw: str) -> str:
 
 def words(text: str) -> frozenset[str]:
     """Content words of a topic or value, lower-cased and lightly stemmed."""
+    return frozenset(content_words(text))
+
+
+def content_words(text: str) -> list[str]:
+    """:func:`words` in the order the text says them."""
     stop = _TOPIC_STOP
-    found = set()
+    found = []
     for word in re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower()):
         word = word.removesuffix("'s").removesuffix("’s")
         if word in stop or len(word) < 2:
@@ -158,8 +166,8 @@ def words(text: str) -> frozenset[str]:
             if word.endswith(suffix) and len(word) - len(suffix) >= 3:
                 word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
                 break
-        found.add(word)
-    return frozenset(found)
+        found.append(word)
+    return found
 
 
 _TOPIC_STOP = word_set(
@@ -707,6 +715,51 @@ def activity(predicate: str) -> list[Finding]:
     return []
 
 
+# --- one value of a kind switched for another -----------------------------------------------------
+#: "switched to day shifts", "transferred to the day team", "upgraded to Kubernetes 1.29",
+#: "moved to a bigger apartment": the thing named by its kind (the last word) and what sets
+#: it apart (the words before it, or a version after a name).
+_SWITCHED_KIND = re.compile(
+    rf"^{_ADVERBS}(?:has\s+|have\s+)?(?:switched|changed|moved|transferred|upgraded|"
+    r"downgraded|migrated)(?:\s+(?!to\b|from\b)[\w-]+){0,3}?\s+to\s+(?P<target>.+)$",
+    _I,
+)
+#: A name and its version: "Kubernetes 1.29", "Python 3.12", "Postgres v16".
+_VERSIONED = re.compile(r"\b(?P<name>[A-Za-z][\w+#-]*)\s+v?(?P<version>\d+(?:\.\d+)+|\d+)\b")
+#: A kind's name is a noun: words a target ends on that name no kind.
+_NOT_A_KIND = word_set("now again instead too well last week month year day today soon")
+
+
+def switched(predicate: str) -> list[Finding]:
+    """A switch to another value of a kind: ``switched:<kind>`` with what sets the new value
+    apart (compared by :func:`phrases` with what an older memory said of the same kind)."""
+    if (match := _SWITCHED_KIND.match(predicate)) is None:
+        return []
+    target = match.group("target")
+    if (version := _VERSIONED.match(target)) is not None:
+        kind, marks = version.group("name").lower(), frozenset({version.group("version")})
+    else:
+        said = content_words(value_text(target))
+        if len(said) < 2 or said[-1] in _NOT_A_KIND:
+            return []  # one word names a thing, not a value of a kind ("moved to Paris")
+        kind, marks = said[-1], frozenset(said[:-1])
+    return [Finding(f"{SWITCHED}:{kind}", " ".join(sorted(marks)), topic=marks)]
+
+
+def phrases(predicate: str) -> list[Finding]:
+    """Every kind the clause names with something that sets it apart, as a value a later
+    switch can replace: "works night shifts" → ``phrase:shift`` (the clause's words as the
+    topic: "night", "work", …); "runs Kubernetes 1.27" → ``phrase:kubernetes``. Read only
+    where a newer memory says it switched, never to decide anything alone."""
+    if unsettled(predicate):
+        return []
+    said = content_words(predicate)
+    topic = frozenset(said) | {match.group("version") for match in _VERSIONED.finditer(predicate)}
+    kinds = {match.group("name").lower() for match in _VERSIONED.finditer(predicate)}
+    kinds |= set(said[1:])
+    return [Finding(f"{PHRASE}:{kind}", "", topic=topic) for kind in sorted(kinds)]
+
+
 # --- age ----------------------------------------------------------------------------------------
 _AGE = re.compile(
     rf"^{_ADVERBS}(?:is (?P<years>\d{{1,3}}) years? old"
@@ -956,6 +1009,7 @@ RULES = (
     decision,
     tools,
     preference,
+    switched,
     activity,
 )
 
@@ -978,5 +1032,7 @@ def findings(predicate: str) -> list[Finding]:
     for rule in RULES:
         if rule is activity and any(finding.attribute in _EXCLUSIVE for finding in found):
             break
+        if rule is switched and found:
+            continue  # a rule that read the value itself ("moved to Lisbon", a tool) decides
         found.extend(rule(predicate))
     return found

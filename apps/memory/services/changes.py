@@ -34,8 +34,8 @@ from django.utils import timezone
 
 from apps.core.telemetry import emit
 from apps.extraction.changes import Claim, conflict, extract_claims, search_words
-from apps.extraction.changes.claims import claim_share
-from apps.extraction.changes.patterns import HELD
+from apps.extraction.changes.claims import claim_share, phrase_claims
+from apps.extraction.changes.patterns import HELD, PHRASE, SWITCHED
 from apps.memory.models import Memory, MemorySource, SupersedeReason
 from apps.memory.selectors import (
     memory_change_candidates,
@@ -58,7 +58,8 @@ def _reason(later: Claim, older: Claim) -> str:
     # An end names what it ended by the older claim's attribute: "sold the iPhone" against
     # "the user's phone is an iPhone 12" changed the phone.
     claim = older if later.family != older.family else later
-    label = claim.attribute.split(":", 1)[1] if claim.family in ("key", HELD) else claim.family
+    qualified = ("key", HELD, SWITCHED, PHRASE)
+    label = claim.attribute.split(":", 1)[1] if claim.family in qualified else claim.family
     return f"{SupersedeReason.CHANGED_VALUE}:{label}"
 
 
@@ -67,11 +68,21 @@ class _Claims:
 
     def __init__(self) -> None:
         self._cache: dict[uuid.UUID, list[Claim]] = {}
+        self._phrases: dict[uuid.UUID, list[Claim]] = {}
 
     def of(self, memory: Memory) -> list[Claim]:
         if memory.pk not in self._cache:
             self._cache[memory.pk] = extract_claims(memory.text)
         return self._cache[memory.pk]
+
+    def compared_with(self, memory: Memory, claims: list[Claim]) -> list[Claim]:
+        """``memory``'s claims, and what it says of each kind where one of ``claims`` is a
+        switch ("works night shifts" against "switched to day shifts")."""
+        if not any(claim.family == SWITCHED for claim in claims):
+            return self.of(memory)
+        if memory.pk not in self._phrases:
+            self._phrases[memory.pk] = phrase_claims(memory.text)
+        return [*self.of(memory), *self._phrases[memory.pk]]
 
 
 def _changed_back(*, tenant: Tenant, subject_id: str, older: Memory, later: Claim) -> bool:
@@ -163,7 +174,7 @@ def memory_detect_changes(
         for candidate in [*successors, *earlier]:
             pairs = [
                 (old, ours)
-                for old in claims.of(candidate)
+                for old in claims.compared_with(candidate, new_claims)
                 for ours in new_claims
                 if conflict(old, ours)
             ]

@@ -160,6 +160,12 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "activity",
         ),
         ("a_couple_parted", "Ben is dating Chloe.", "Ben and Chloe broke up.", "relationship"),
+        (
+            "a_shift_switched",
+            "The user works night shifts.",
+            "The user switched to day shifts.",
+            "shift",
+        ),
     ],
 )
 def test_a_change_said_in_everyday_words_retires_the_old_fact(
