@@ -266,24 +266,14 @@ def test_a_filter_that_keeps_nothing_recalls_nothing(tenant, crowded, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_recall_compiles_its_filter_once_however_many_statements_run_it(tenant, catalogue, mode):
-    from unittest import mock
-
-    from apps.memory.selectors.recall import scope
-
+def test_a_filter_is_compiled_once_and_kept_for_the_statements_that_run_it(tenant, catalogue, mode):
     memory_embed_pending(memory_ids=[str(memory.pk) for memory in catalogue])
-    # The scope's templates are compiled once per process; this recall compiles them first.
-    memory_recall(tenant=tenant, subject_id="a", query="alpha beta", mode=mode)
     narrowing = record_filter_parse({"tags": {"$in": ["infra", "db"]}})
-    with mock.patch.object(scope, "compile_scope", wraps=scope.compile_scope) as compiled:
-        first = memory_recall(
-            tenant=tenant, subject_id="a", query="alpha beta", mode=mode, narrowing=narrowing
-        )
-        again = memory_recall(
-            tenant=tenant, subject_id="a", query="alpha beta", mode=mode, narrowing=narrowing
-        )
 
-    assert compiled.call_count == 1
+    first = memory_recall(
+        tenant=tenant, subject_id="a", query="alpha beta", mode=mode, narrowing=narrowing
+    )
+
     assert (
         {"alpha", "beta"}
         <= {hit.memory.text for hit in first.results}
@@ -293,4 +283,12 @@ def test_a_recall_compiles_its_filter_once_however_many_statements_run_it(tenant
             "gamma",
         }
     )
-    assert [hit.memory.pk for hit in again.results] == [hit.memory.pk for hit in first.results]
+    assert len(narrowing.compiled) == 1
+    # What runs is the kept clause, not a new compilation: a clause that keeps nothing, put in
+    # its place, empties the next recall with the same filter.
+    (using,) = narrowing.compiled
+    narrowing.compiled[using] = ("(false)", ())
+    again = memory_recall(
+        tenant=tenant, subject_id="a", query="alpha beta", mode=mode, narrowing=narrowing
+    )
+    assert again.results == []
