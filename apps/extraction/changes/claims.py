@@ -89,6 +89,14 @@ _KEY_NEW = re.compile(
     + _KEY
     + rf"(?:\s*[,:]\s*|\s+(?i:named|called)\s+)(?P<value>{_VALUE}{{1,60}})$",
 )
+#: "Priya now reports to Elena": the manager, told by the reporting line.
+_REPORTS_TO = re.compile(
+    _SUBJECT
+    + r"(?i:now\s+|currently\s+)?(?i:reports|reported)\s+(?i:directly\s+)?(?i:to)\s+"
+    + r"(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)?)$",
+)
+#: Patterns that tell a key's value without naming the key.
+_IMPLIED_KEYS = {_REPORTS_TO: "manager"}
 #: Keys whose value is one thing at a time: a new value replaces the old one.
 SINGLE_VALUED_KEYS = (
     r"(?:favou?rite [a-z ]+|birthday|age|e-?mail(?: address)?|phone(?: number)?|address|"
@@ -125,14 +133,15 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
     match = next(
         (
             found
-            for pattern in (_KEY_VALUE, _KEY_CHANGED, _KEY_CHANGED_PASSIVE, _KEY_NEW)
+            for pattern in (_KEY_VALUE, _KEY_CHANGED, _KEY_CHANGED_PASSIVE, _KEY_NEW, _REPORTS_TO)
             if (found := pattern.match(stated))
         ),
         None,
     )
     if match is None or unsettled(sentence):
         return []
-    key = match.group("key").strip().lower()
+    implied = _IMPLIED_KEYS.get(match.re)
+    key = implied or match.group("key").strip().lower()
     if not _SINGLE_VALUED_KEYS.match(key) and _SINGLE_VALUED_KEYS.match(key.removesuffix("s")):
         key = key.removesuffix("s")
     single_valued = bool(_SINGLE_VALUED_KEYS.match(key) or _CHANGED.search(sentence))

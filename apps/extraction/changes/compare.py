@@ -80,6 +80,17 @@ def _switched(old: Claim, new: Claim) -> bool | None:
     return None
 
 
+def _held_then_keyed(old: Claim, new: Claim) -> bool | None:
+    """A key read as holding one value of several ("our sprint length is two weeks") against
+    the same key said to be one value now ("… is now one week"): the change says the key holds
+    one value, so another one replaces it."""
+    held, keyed = (old, new) if old.family == HELD else (new, old)
+    if held.attribute.split(":", 1)[1] != keyed.attribute.split(":", 1)[1]:
+        return None
+    value = words(keyed.value)
+    return not (held.topic <= value or value <= held.topic)
+
+
 def _ended_words(claim: Claim) -> frozenset[str]:
     """What a claim says its entity no longer has, as words: an activity stopped, or the value
     a change names as replaced ("moved from LastPass to 1Password": lastpass)."""
@@ -149,6 +160,8 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return ended
     if SWITCHED in (old.family, new.family):
         return _switched(old, new)
+    if {old.family, new.family} == {"key", HELD}:
+        return _held_then_keyed(old, new)
     if old.family != new.family:
         return None
     family = old.family

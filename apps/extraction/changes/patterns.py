@@ -300,8 +300,10 @@ def employment(predicate: str) -> list[Finding]:
 # --- residence --------------------------------------------------------------------------------
 _LIVES = re.compile(
     rf"^{_ADVERBS}(?:lives|is living|has been living|resides|is based|has settled|settled|"
-    r"is settled|has moved|moved|relocated|has relocated|moved back|moved out)\s+(?:in|to|into|"
-    r"at|down to|over to|back to|out to)\s+(?P<place>.+)$",
+    r"is settled|has moved|moved|relocated|has relocated|moved back|moved out)\s+"
+    # "moved from Berlin to Munich": the place left named first.
+    r"(?:(?:away\s+)?from\s+(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)*\s+)?"
+    r"(?:in|to|into|at|down to|over to|back to|out to)\s+(?P<place>.+)$",
     _I,
 )
 _PLACE = re.compile(r"^(?:[A-Z][\w'’.-]*)(?:\s+(?:[A-Z][\w'’.-]*|of|de|upon|on))*")
@@ -416,6 +418,8 @@ _RELATIONSHIP = [
         re.compile(
             rf"^{_ADVERBS}(?:is dating|started dating|has been dating|has|got)\s+(?:a )?(?:new )?"
             r"(?:girlfriend|boyfriend|partner)\b"
+            rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is seeing)\s+"
+            r"(?:someone|somebody)\b"
             rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is in a relationship with)"
             r"\s+(?-i:[A-Z][a-z]+)\b",
             _I,
@@ -671,7 +675,8 @@ _HOLDS_POSITION = re.compile(
     rf"^{_ADVERBS}(?:is|are)\s+(?:the|our|their|his|her|my)\s+"
     r"(?P<topic>(?:[\w-]+\s+){0,3}?(?:lead|leader|manager|head|director|owner|captain|chair|"
     r"president|coach|maintainer|organi[sz]er|admin|administrator|coordinator|treasurer|"
-    r"secretary|founder|co-founder|sponsor|editor)"
+    r"secretary|founder|co-founder|sponsor|editor|ceo|cto|cfo|coo|cio|cmo|vp|"
+    r"chief [a-z]+ officer)"
     r"(?:\s+(?:of|for|at|on)\s+.+)?"
     # Any position named by what it belongs to: "the lead singer of the band".
     r"|(?:[\w-]+\s+){1,3}?(?:of|for|in|at)\s+(?:the|our|their|his|her|my)\s+.+)$"

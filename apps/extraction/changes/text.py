@@ -207,7 +207,8 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
 _COUPLE = re.compile(
     r"^(?P<first>[A-Z][a-z][\w-]*) (?:and|&) (?P<second>[A-Z][a-z][\w-]*)\s+"
     r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:broke up|split up|separated|"
-    r"got (?:married|engaged|divorced|back together)|tied the knot|started dating|"
+    r"divorced|married|got (?:married|engaged|divorced|back together)|tied the knot|"
+    r"started dating|"
     r"(?:are|were) (?:now\s+)?(?:married|engaged|divorced|dating|separated))\b.*)$"
 )
 

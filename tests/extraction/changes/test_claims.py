@@ -429,6 +429,16 @@ def _conflicts(old: str, new: str) -> bool:
         ("training_stopped", "The user is training for a marathon.", "The user stopped training."),
         ("couple_broke_up", "Ben is dating Chloe.", "Ben and Chloe broke up."),
         ("couple_married", "Jamal is engaged to Nina.", "Jamal and Nina got married in June."),
+        ("couple_divorced", "John is married to Lisa.", "John and Lisa divorced last year."),
+        ("dating_someone", "I'm single.", "I'm dating someone now."),
+        ("moved_from_a_place", "I live in Berlin.", "I moved from Berlin to Munich."),
+        ("a_reporting_line", "Priya's manager is Dan.", "Priya now reports to Elena."),
+        (
+            "a_key_now_one_value",
+            "Our sprint length is two weeks.",
+            "Our sprint length is now one week.",
+        ),
+        ("a_title_held", "Mike is the CTO.", "Mike stepped down as CTO."),
         # The earlier statement may come second: the later memory is told apart by time.
         ("end_told_first", "The user sold the iPhone.", "The user's phone is an iPhone 12."),
         (
@@ -474,6 +484,14 @@ def test_an_end_of_something_held_changes_it(_case, old, new):
             "The user dropped the Planet Fitness membership for the summer.",
         ),
         ("a_couple_adopting", "Audrey has two dogs.", "Audrey and Andrew adopted another puppy."),
+        ("someone_else_dating", "I'm single.", "My sister is dating someone."),
+        ("a_visit", "I live in Berlin.", "I visited Munich last weekend."),
+        ("the_same_manager", "Priya's manager is Dan.", "Priya reports to Dan."),
+        (
+            "the_same_length",
+            "Our sprint length is two weeks.",
+            "Our sprint length is now two weeks.",
+        ),
     ],
 )
 def test_what_is_not_an_end_of_something_held_changes_nothing(_case, old, new):
