@@ -30,10 +30,16 @@ overlap):
 * **now**: ``currently``, ``now``, ``these days``, ``at the moment``, … — the question is
   about the present: no window at all, whatever else it says.
 
-What it does not read: ranges ("between May and July"), times of day, other calendars or the
-southern hemisphere's seasons. An event in place of a time ("before the move", "since she left
-Acme") is not a window here: :func:`event_anchor` reads its words, and recall finds the memory
-of the event whose time ends or starts the window.
+* **vague counts**: ``a few`` / ``several`` days|weeks|months|years ``ago``: the calendar
+  units two to four back (several: two to six);
+* **ranges**: ``between`` X ``and`` Y, ``from`` X ``to`` (``until``, ``through``) Y, each side
+  one of the expressions above: from where X begins to where Y ends; a side without a year
+  takes the other's ("between May and July 2023").
+
+What it does not read: times of day, other calendars or the southern hemisphere's seasons.
+An event in place of a time ("before the move", "since she left Acme") is not a window here:
+:func:`event_anchor` reads its words, and recall finds the memory of the event whose time ends
+or starts the window.
 """
 
 from __future__ import annotations
@@ -234,6 +240,19 @@ def _ago(match: re.Match[str], reference: datetime) -> _Span:
     return _unit(reference - _UNITS[unit] * number_value(match["count"]), unit)
 
 
+#: "a few weeks ago" reaches this many units back, "several" this many: a span, not one unit.
+_VAGUE_COUNTS = {"a few": (2, 4), "few": (2, 4), "several": (2, 6)}
+_VAGUE = "|".join(_VAGUE_COUNTS)
+
+
+def _vague_ago(match: re.Match[str], reference: datetime) -> _Span:
+    """``a few weeks ago``: the calendar units from two to four back (several: to six)."""
+    unit = match["unit"].lower()
+    nearest, farthest = _VAGUE_COUNTS[" ".join(match["count"].lower().split())]
+    start = _unit_start(reference - _UNITS[unit] * farthest, unit)
+    return start, _unit_start(reference - _UNITS[unit] * nearest, unit) + _UNITS[unit]
+
+
 def _past(match: re.Match[str], reference: datetime) -> _Span:
     unit = match["unit"].lower()
     return reference - _UNITS[unit] * number_value(match["count"]), reference
@@ -312,6 +331,7 @@ _TABLE: tuple[tuple[str, Resolver], ...] = (
     (r"\btoday\b", lambda _m, r: _unit(r, "day")),
     (rf"\b(?P<which>last|this|previous)\s+(?P<unit>{_UNIT})\b", _relative_unit),
     (rf"\b(?P<count>{_NUMBER})\s+(?P<unit>{_UNIT})s?\s+ago\b", _ago),
+    (rf"\b(?P<count>{_VAGUE})\s+(?P<unit>{_UNIT})s\s+ago\b", _vague_ago),
     (
         rf"\b(?:(?:in|over|during)\s+)?the\s+(?:last|past)\s+(?P<count>{_NUMBER})\s+"
         rf"(?P<unit>{_UNIT})s?\b",
@@ -333,17 +353,63 @@ def _first(text: str) -> tuple[re.Match[str], Resolver] | None:
     return max(overlapping, key=lambda item: (item[0].end() - item[0].start(), -item[0].start()))
 
 
+#: "between May and July 2023", "from 2019 to 2021", "from last March until this January".
+_RANGE = re.compile(
+    r"\b(?:between|from)\s+(?P<first>[^?!,;]{2,40}?)\s+(?:and|to|until|till|through|thru)\s+"
+    r"(?P<second>[^?!,;]{2,40}?)(?=\s*(?:[?!,;]|\.(?:\s|$)|$)|\s+(?:and|or|but|when|while)\b)",
+    re.I,
+)
+_NAMES_A_YEAR = re.compile(rf"\b{_YEAR}\b")
+
+
+def _whole(text: str, reference: datetime) -> _Span | None:
+    """The span ``text`` names when it is one time expression and nothing else; a month named
+    alone is one inside a range ("between May and July")."""
+    text = text.strip()
+    for said in (text, f"in {text}"):
+        first = _first(said)
+        if first is not None and first[0].group(0).strip() == said:
+            match, resolver = first
+            return resolver(match, reference)
+    return None
+
+
+def _range(text: str, reference: datetime) -> TimeWindow | None:
+    """A window between two times: from where the first begins to where the second ends. A
+    side without a year takes the other's: "between May and July 2023" is May 2023, and "from
+    May 2023 to July" ends in July 2023 (the first July after May 2023's start)."""
+    for match in _RANGE.finditer(text):
+        first, second = match["first"], match["second"]
+        later = _whole(second, reference)
+        if later is None:
+            continue
+        earlier = _whole(first, later[1] - timedelta(microseconds=1))
+        if earlier is None:
+            continue
+        if _NAMES_A_YEAR.search(first) and not _NAMES_A_YEAR.search(second):
+            bound = min(reference, earlier[0] + relativedelta(years=1) - timedelta(days=1))
+            later = _whole(second, bound)
+            if later is None:
+                continue
+        if earlier[0] < later[1]:
+            return TimeWindow(start=earlier[0], end=later[1], phrase=match.group(0).strip())
+    return None
+
+
 def time_window(text: str, *, reference: datetime) -> TimeWindow | None:
     """The window the first time expression of ``text`` names, relative to ``reference`` (an
     aware instant), or None: no expression, one that names no real day, or a question about
-    the present ("currently", "now")."""
+    the present ("currently", "now"). Two times joined as a range ("between May and July")
+    name the window from the first to the second."""
     if _NOW.search(text):
         return None
+    reference = reference.astimezone(UTC)
+    if (between := _range(text, reference)) is not None:
+        return between
     first = _first(text)
     if first is None:
         return None
     match, resolver = first
-    reference = reference.astimezone(UTC)
     span = resolver(match, reference)
     if span is None:
         return None

@@ -149,6 +149,47 @@ def _window(text: str, reference: datetime = REFERENCE) -> tuple[object, object,
         ("a_quarter_begun", "in Q1", (_d(2026, 1, 1), _d(2026, 4, 1), "in Q1")),
         # "start" as a verb is no part: the whole year.
         ("start_a_verb", "start one year ago", (_d(2025, 1, 1), _d(2026, 1, 1), "one year ago")),
+        (
+            "a_few_units_ago",
+            "what did I do a few weeks ago?",
+            (_d(2026, 11, 2), _d(2026, 11, 23), "a few weeks ago"),
+        ),
+        (
+            "several_units_ago",
+            "several months ago",
+            (_d(2026, 6, 1), _d(2026, 11, 1), "several months ago"),
+        ),
+        # Ranges: from where the first begins to where the second ends.
+        (
+            "range_year_on_the_second",
+            "what did she do between May and July 2023?",
+            (_d(2023, 5, 1), _d(2023, 8, 1), "between May and July 2023"),
+        ),
+        (
+            "range_year_on_the_first",
+            "what happened from May 2023 to July?",
+            (_d(2023, 5, 1), _d(2023, 8, 1), "from May 2023 to July"),
+        ),
+        (
+            "range_of_years",
+            "where did he live from 2019 to 2021?",
+            (_d(2019, 1, 1), _d(2022, 1, 1), "from 2019 to 2021"),
+        ),
+        (
+            "range_across_a_new_year",
+            "from December to February",
+            (_d(2025, 12, 1), _d(2026, 3, 1), "from December to February"),
+        ),
+        (
+            "range_of_days",
+            "between March 3 and March 10",
+            (_d(2026, 3, 3), _d(2026, 3, 11), "between March 3 and March 10"),
+        ),
+        (
+            "range_of_places_is_none",
+            "did she move from Boston to Denver in 2021?",
+            (_d(2021, 1, 1), _d(2022, 1, 1), "in 2021"),
+        ),
         # The first expression wins.
         (
             "first_wins",
@@ -227,6 +268,10 @@ def test_a_reference_with_an_offset_is_read_in_utc():
         "how does the user spend spring weekends",
         "on 31 June",
         "room 12345",
+        "did she go from happy to sad?",
+        "what did he do between jobs?",
+        "from 9 to 5",
+        "between now and July",
     ],
 )
 def test_no_window_for_the_present_or_for_no_time(text):

@@ -192,3 +192,25 @@ def test_time_words_can_be_turned_off(agent, job_change, settings):
 
     assert body["meta"]["time_window"] is None
     assert NURSE not in _texts(body)
+
+
+def test_a_range_of_months_ranks_what_happened_between_them_first(agent):
+    for text, when in (
+        ("Sam went hiking in the Alps.", datetime(2023, 3, 10, tzinfo=UTC)),
+        ("Sam went hiking in Norway.", datetime(2023, 6, 12, tzinfo=UTC)),
+        ("Sam went hiking in Patagonia.", datetime(2023, 10, 2, tzinfo=UTC)),
+    ):
+        agent.post(MEMORY, {"text": text, "occurred_at": _at(when)})
+    _embed_all()
+
+    body = agent.post(RECALL, {"query": "Where did Sam go hiking between May and July 2023?"})
+
+    assert body.status_code == 200
+    assert _texts(body.json())[0] == "Sam went hiking in Norway."
+    assert body.json()["meta"]["time_window"] == {
+        "start": "2023-05-01T00:00:00Z",
+        "end": "2023-08-01T00:00:00Z",
+        "phrase": "between May and July 2023",
+        "preferred": 1,
+        "anchor": None,
+    }
