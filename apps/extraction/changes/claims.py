@@ -12,6 +12,7 @@ from apps.extraction.changes.patterns import (
     HOLDS,
     STOPPED,
     SWITCHED,
+    Finding,
     findings,
     owned_counts,
     phrases,
@@ -19,7 +20,13 @@ from apps.extraction.changes.patterns import (
     value_text,
     words,
 )
-from apps.extraction.changes.text import WRITER, clauses, memory_sentences, speaker_and_body
+from apps.extraction.changes.text import (
+    WRITER,
+    Clause,
+    clauses,
+    memory_sentences,
+    speaker_and_body,
+)
 
 
 @dataclass(frozen=True)
@@ -179,18 +186,7 @@ def extract_claims(text: str) -> list[Claim]:
     subjects: dict[int, str] = {}
     for clause in clauses(text):
         subjects.setdefault(clause.sentence, clause.entity)
-        for finding in findings(clause.predicate):
-            found.append(
-                Claim(
-                    entity=clause.entity,
-                    attribute=finding.attribute,
-                    value=finding.value,
-                    topic=finding.topic,
-                    replaced=finding.replaced,
-                    head=finding.head,
-                    sentence=clause.sentence,
-                )
-            )
+        found.extend(_clause_claims(clause, findings(clause.predicate)))
     for number, sentence in enumerate(memory_sentences(text)):
         if unsettled(sentence):
             continue
@@ -215,16 +211,25 @@ def phrase_claims(text: str) -> list[Claim]:
     """What each clause of ``text`` says of a kind of thing (:func:`~.patterns.phrases`), for
     comparing with a newer memory's switch ("works night shifts" / "switched to day
     shifts"); not part of :func:`extract_claims`, which says what a memory states."""
+    found: list[Claim] = []
+    for clause in clauses(text):
+        found.extend(_clause_claims(clause, phrases(clause.predicate)))
+    return found
+
+
+def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
+    """A clause's findings as claims of its subject."""
     return [
         Claim(
             entity=clause.entity,
             attribute=finding.attribute,
             value=finding.value,
             topic=finding.topic,
+            replaced=finding.replaced,
+            head=finding.head,
             sentence=clause.sentence,
         )
-        for clause in clauses(text)
-        for finding in phrases(clause.predicate)
+        for finding in found
     ]
 
 
