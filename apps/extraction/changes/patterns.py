@@ -14,7 +14,11 @@ turtles", "no longer plays tennis") and returns ``(attribute, value, topic)`` fi
 * ``health:<part>`` — injured, recovering, recovered (``*``: the part is not named);
 * ``condition`` — a lasting condition (an allergy, a diagnosis), its words as the topic;
 * ``activity`` — ``active`` or ``stopped``, with the activity's words as its topic; a habit
-  told with how often it recurs ("goes to the gym twice a week") is ``active`` too;
+  told with how often it recurs ("goes to the gym twice a week") is ``active`` too, and so is
+  something run, driven or held ("runs the bakery", "is the team lead"); an end of one
+  ("sold the bakery", "stepped down as team lead") is ``stopped``;
+* ``switched:<kind>`` — a switch to another value of a kind ("switched to day shifts"), with
+  what sets it apart as its topic; :func:`phrases` reads what an older clause said of kinds;
 * ``preference`` — ``likes`` or ``dislikes``, with what is liked as the topic;
 * ``result`` — passed or failed a test, or where an application stands (applied,
   interviewed, accepted, rejected), with its words as the topic;
