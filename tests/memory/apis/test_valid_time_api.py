@@ -185,3 +185,24 @@ def test_merged_recall_returns_the_replaced_fact_for_what_used_to_be(agent, move
     assert {
         (item["id"], item["validity"]) for item in body["data"] if item["source"] == "memory"
     } == {(berlin["id"], "superseded"), (lisbon["id"], "current")}
+
+
+def test_selling_what_a_memory_said_was_held_retires_it_through_the_api(agent, other_agent):
+    """A live agent's two writes, no times sent: the end of the phone the first one named
+    retires it (the later write's own time ends its validity), says why, and leaves another
+    subject's phone alone."""
+    phone = agent.post(MEMORY, {"text": "The user's phone is an iPhone 12."}).json()["data"]
+    theirs = other_agent.post(MEMORY, {"text": "The user's phone is an iPhone 12."}).json()["data"]
+    sold = agent.post(MEMORY, {"text": "The user sold the iPhone and bought a Pixel 8."}).json()[
+        "data"
+    ]
+    _embed_all()
+
+    old = agent.get(f"{MEMORY}/{phone['id']}").json()["data"]
+    new = agent.get(f"{MEMORY}/{sold['id']}").json()["data"]
+    now = agent.post(RECALL, {"query": "What phone does the user have?"}).json()["data"]
+
+    assert (old["superseded_by"], old["valid_to"]) == (sold["id"], new["valid_from"])
+    assert (new["supersedes"], new["supersede_reason"]) == ([phone["id"]], "changed_value:phone")
+    assert [hit["memory"]["id"] for hit in now] == [sold["id"]]
+    assert other_agent.get(f"{MEMORY}/{theirs['id']}").json()["data"]["superseded_by"] is None
