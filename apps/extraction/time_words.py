@@ -1,3 +1,5 @@
+# length: one table of time expressions, the resolvers it names and the calendar arithmetic
+# they share; event anchors read the same table to tell a time from an event.
 """Time words in a question: "where did she work last spring?" → the window that phrase names.
 
 :func:`time_window` finds the first time expression in a text and resolves it against a
