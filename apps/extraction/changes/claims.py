@@ -21,6 +21,8 @@ from apps.extraction.changes.patterns import (
     words,
 )
 from apps.extraction.changes.text import (
+    THING_NAMES,
+    THINGS,
     WRITER,
     Clause,
     clauses,
@@ -55,8 +57,13 @@ class Claim:
 #: ("Mr. Green", "Dr. Kim") and a thousands comma ("$2,100").
 _VALUE = r"(?:[^,;.!?()]|\.(?=\S)|(?:(?<=Mr)|(?<=Ms)|(?<=Dr)|(?<=St)|(?<=Mrs))\.\s|,(?=\d{3}\b))"
 #: Whose key it is, as a possessive ("the user's", "my", "Carol's") or as the subject.
-_OWNER = r"^(?P<owner>(?i:the user's|the team's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
-_SUBJECT = r"^(?P<owner>(?i:the user|the team|i|we)|(?P<name>[A-Z][a-z]+))\s+"
+_OWNER = (
+    rf"^(?P<owner>(?i:the user's|the team's|my|our|the (?:{THING_NAMES})(?:'s|’s))|"
+    r"(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
+)
+_SUBJECT = (
+    rf"^(?P<owner>(?i:the user|the team|i|we|the (?:{THING_NAMES}))|(?P<name>[A-Z][a-z]+))\s+"
+)
 _KEY = r"(?P<key>[a-z][a-z0-9 -]{1,40}?)"
 #: Verbs that move a key's value up or down ("raised the hourly rate to $95").
 _RAISED = r"raised|lowered|increased|decreased|reduced|cut|bumped|upped"
@@ -156,6 +163,8 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
         return []
     owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")
     entity = {"the user": "user", "the team": "team", "our": "team", "we": "team"}.get(owner)
+    if owner.startswith("the ") and owner[4:] in THINGS:
+        entity = THINGS[owner[4:]]
     if owner in ("my", "i"):
         entity = speaker or WRITER
     elif match.group("name"):

@@ -729,8 +729,9 @@ def activity(predicate: str) -> list[Finding]:
 #: "moved to a bigger apartment": the thing named by its kind (the last word) and what sets
 #: it apart (the words before it, or a version after a name).
 _SWITCHED_KIND = re.compile(
-    rf"^{_ADVERBS}(?:has\s+|have\s+)?(?:switched|changed|moved|transferred|upgraded|"
-    r"downgraded|migrated)(?:\s+(?!to\b|from\b)[\w-]+){0,3}?\s+to\s+(?P<target>.+)$",
+    rf"^{_ADVERBS}(?:has\s+|have\s+|was\s+|were\s+|has been\s+|have been\s+|got\s+)?"
+    r"(?:switched|changed|moved|transferred|upgraded|downgraded|migrated)"
+    r"(?:\s+(?!to\b|from\b)[\w-]+){0,3}?\s+to\s+(?P<target>.+)$",
     _I,
 )
 #: A name and its version: "Kubernetes 1.29", "Python 3.12", "Postgres v16".

@@ -70,6 +70,29 @@ def _is_name(name: str) -> bool:
 
 
 _FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+#: The things a project's memories speak of as subjects ("the project uses Jest", "the cluster
+#: runs Kubernetes 1.27"), each an entity of its own; a repo and a codebase are the project.
+THINGS = {
+    "project": "project",
+    "repo": "project",
+    "repository": "project",
+    "codebase": "project",
+    "app": "app",
+    "application": "app",
+    "service": "service",
+    "website": "website",
+    "api": "api",
+    "backend": "backend",
+    "frontend": "frontend",
+    "cluster": "cluster",
+    "database": "database",
+    "ci": "ci",
+    "pipeline": "pipeline",
+    "server": "server",
+}
+THING_NAMES = "|".join(THINGS)
+# "The project uses …", not "the project's database …" (the database is the subject there).
+_THING = re.compile(rf"^(?:the|this|our)\s+(?P<thing>{THING_NAMES})\b(?![’'])", re.I)
 _TEAM = re.compile(r"^(?:we|the team|our team)\b", _I)
 _USER = re.compile(r"^(?:the user|user)\b", _I)
 _NAME = re.compile(r"^(?P<name>[A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?![\w'’])")
@@ -188,6 +211,8 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
     if (match := _TEAM.match(clause)) is not None:
         predicate = clause[match.end() :].strip()
         return "team", _third_person(predicate) if first == "we" else predicate
+    if (match := _THING.match(clause)) is not None:
+        return THINGS[match["thing"].lower()], clause[match.end() :].strip()
     if speaker is not None and re.match(r"^(?:no|not|never)\b", clause, _I):
         # "No, no pets right now." answering a question: the speaker's own statement.
         return speaker, clause

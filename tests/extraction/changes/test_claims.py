@@ -439,6 +439,22 @@ def _conflicts(old: str, new: str) -> bool:
             "Our sprint length is now one week.",
         ),
         ("a_title_held", "Mike is the CTO.", "Mike stepped down as CTO."),
+        # A project's things as subjects.
+        (
+            "a_projects_tool",
+            "The project uses Jest for tests.",
+            "The project switched from Jest to Vitest for tests.",
+        ),
+        (
+            "a_projects_key",
+            "The project's database is MongoDB.",
+            "The project's database was changed to PostgreSQL.",
+        ),
+        (
+            "a_repo_is_the_project",
+            "The repo uses Jest for tests.",
+            "The project uses Vitest for tests.",
+        ),
         # The earlier statement may come second: the later memory is told apart by time.
         ("end_told_first", "The user sold the iPhone.", "The user's phone is an iPhone 12."),
         (
@@ -492,6 +508,12 @@ def test_an_end_of_something_held_changes_it(_case, old, new):
             "Our sprint length is two weeks.",
             "Our sprint length is now two weeks.",
         ),
+        ("another_thing", "The project uses Jest for tests.", "The website uses Vitest for tests."),
+        (
+            "a_things_own_thing",
+            "The project uses Jest for tests.",
+            "The project's website uses Vitest for tests.",
+        ),
     ],
 )
 def test_what_is_not_an_end_of_something_held_changes_nothing(_case, old, new):
@@ -511,6 +533,11 @@ def _switch_changes(old: str, new: str) -> bool:
         ("shift", "The user works night shifts.", "The user switched to day shifts."),
         ("team", "Aisha is on the night nursing team.", "Aisha transferred to the day team."),
         ("version", "We run Kubernetes 1.27.", "We upgraded to Kubernetes 1.29."),
+        (
+            "told_of_the_thing",
+            "The cluster runs Kubernetes 1.27.",
+            "The cluster was upgraded to Kubernetes 1.29.",
+        ),
         (
             "setting",
             "The user prefers dark mode in the editor.",
@@ -533,6 +560,11 @@ def test_a_switch_to_another_value_of_a_kind_changes_it(_case, old, new):
         ("another_kind", "The user works night shifts.", "The user switched to the night bus."),
         ("a_new_one", "The user works night shifts.", "The user switched to a new shift."),
         ("someone_else", "The user works night shifts.", "Maria switched to day shifts."),
+        (
+            "another_cluster",
+            "The cluster runs Kubernetes 1.27.",
+            "The staging cluster was upgraded to Kubernetes 1.29.",
+        ),
         ("a_place", "The user works in Boston.", "The user moved to Denver."),
         ("a_thing_moved", "The user's car is blue.", "The user moved her car to the garage."),
         ("a_plan", "The user works night shifts.", "The user plans to switch to day shifts."),
