@@ -764,9 +764,9 @@ def phrases(predicate: str) -> list[Finding]:
     if unsettled(predicate):
         return []
     said = content_words(predicate)
-    topic = frozenset(said) | {match.group("version") for match in _VERSIONED.finditer(predicate)}
-    kinds = {match.group("name").lower() for match in _VERSIONED.finditer(predicate)}
-    kinds |= set(said[1:])
+    versions = list(_VERSIONED.finditer(predicate))
+    topic = frozenset(said) | {match.group("version") for match in versions}
+    kinds = {match.group("name").lower() for match in versions} | set(said[1:])
     return [Finding(f"{PHRASE}:{kind}", "", topic=topic) for kind in sorted(kinds)]
 
 
