@@ -190,6 +190,16 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
 
 def extract_claims(text: str) -> list[Claim]:
     """Every claim ``text`` makes (see the package docstring), in sentence order."""
+    return list(_claims_of(text))
+
+
+#: Recent texts' claims per process: the change detector compares each write with the same
+#: candidate memories write after write, and recall asks the same memories again and again.
+_CLAIMS_CACHE_SIZE = 20_000
+
+
+@functools.lru_cache(maxsize=_CLAIMS_CACHE_SIZE)
+def _claims_of(text: str) -> tuple[Claim, ...]:
     speaker, _body = speaker_and_body(text)
     found: list[Claim] = []
     subjects: dict[int, str] = {}
@@ -213,7 +223,7 @@ def extract_claims(text: str) -> list[Claim]:
             found = [c for c in found if c.sentence != number or c.family != SWITCHED]
         found.extend(keyed)
         found.extend(_handovers(sentence, number))
-    return found
+    return tuple(found)
 
 
 def phrase_claims(text: str) -> list[Claim]:
@@ -270,14 +280,11 @@ def claim_share(text: str, claims: list[Claim]) -> float:
     return min(1.0, len({claim.sentence for claim in claims}) / total)
 
 
-#: Recent texts' stated attributes per process, as ``(entity, family)`` pairs: recall asks
-#: the same memories again and again.
-_STATED_CACHE_SIZE = 20_000
-
-
-@functools.lru_cache(maxsize=_STATED_CACHE_SIZE)
+@functools.lru_cache(maxsize=_CLAIMS_CACHE_SIZE)
 def _stated(text: str) -> frozenset[tuple[str, str]]:
-    return frozenset((claim.entity, claim.family) for claim in extract_claims(text))
+    """``text``'s stated attributes as ``(entity, family)`` pairs, which recall asks of the
+    same memories again and again."""
+    return frozenset((claim.entity, claim.family) for claim in _claims_of(text))
 
 
 def states_attribute(text: str, families: frozenset[str], entities: frozenset[str]) -> bool:
