@@ -60,21 +60,27 @@ def _bm25_sql(
 
     The query's lexemes (parsed with ``search_vector``'s own config: stemmed, stop words
     dropped) are OR'd, so a natural-language question matches any of its words. Each lexeme's
-    postings in the subject are one index range scan, narrowed to the rows in ``scope``; they
-    carry the lexeme's occurrences in the text (each counts 1) and in the contexts (each counts
-    ``MEMORY_RECALL_CONTEXT_TERM_WEIGHT``) and the document's length in distinct lexemes. IDF
-    counts the scope's rows holding the lexeme against the scope's size; lengths are
-    normalised by the matching rows' mean (cheaper than the whole scope's, and measured no
-    worse). Scores are rounded to 12 decimals before ordering: rows with the same terms tie
-    exactly, and go by id, instead of by the last bit of a sum whose order the hash aggregate
-    picks.
+    postings in the subject are one index-only range scan; they carry the lexeme's
+    occurrences in the text (each counts 1) and in the contexts (each counts
+    ``MEMORY_RECALL_CONTEXT_TERM_WEIGHT``) and the document's length in distinct lexemes.
+    Every row holding a query word is scored from them alone; the rows are then taken best
+    first and each is checked against ``scope`` by its primary key until ``fetch`` pass, so a
+    recall probes about as many rows as it keeps, whatever the subject's size.
+
+    The collection BM25 weighs words against is the subject's whole store, not the scope:
+    IDF counts the subject's rows holding the lexeme (live or superseded, any project,
+    embedded or not) against its row count (``memory_scope_usage``, kept by triggers: one
+    row, whatever the subject's size), and lengths are normalised by the mean of those rows
+    that hold a query word (cheaper than every row's, and measured no worse). A filter, a
+    time window, ``as_of`` or a project partition decides which rows rank and never how a row
+    scores, as in a search engine's filtered query; counting the scope's own rows cost a scan
+    of every one of them on every recall. Scores are rounded to 12 decimals before ordering:
+    rows with the same terms tie exactly, and go by id, instead of by the last bit of a sum
+    whose order the hash aggregate picks.
 
     The work is one posting per (matching row, query word), never a document: on a subject
     whose name is in every memory that is still every row, but each costs an index entry, not
     a decompressed tsvector tested once per word (docs/memory.md, "Keyword latency").
-
-    The scope's size (IDF's population) is counted from the scope's ids, which the statement
-    materialises anyway to narrow the postings: no second scan of the subject's rows.
 
     The statement needs no query vector, so ``hybrid`` runs it while the query is embedded.
     Without ``rows`` it returns each row's id instead of its columns.
@@ -86,46 +92,55 @@ def _bm25_sql(
         WITH terms AS (
             SELECT array_agg(DISTINCT lexeme) AS lexemes
               FROM unnest(to_tsvector(%s::regconfig, %s))
-        ), scoped AS MATERIALIZED (
-            SELECT {table}.{pk} AS id FROM {table} WHERE {scope.where}
         ), postings AS MATERIALIZED (
             SELECT term.memory_id AS id, term.lexeme, term.length::float8 AS length,
                    (term.in_text + %s * term.in_context)::float8 AS frequency
-              FROM memory_search_term AS term JOIN scoped ON scoped.id = term.memory_id
+              FROM memory_search_term AS term
              WHERE term.tenant_id = %s AND term.subject_id = %s
                AND term.lexeme = ANY ((SELECT lexemes FROM terms)::text[])
+        ), population AS (
+            SELECT coalesce(usage.live + usage.superseded, 0)::float8 AS rows
+              FROM (SELECT) AS one
+              LEFT JOIN memory_scope_usage AS usage
+                ON usage.tenant_id = %s AND usage.subject_id = %s
         ), weights AS MATERIALIZED (
+            -- Both counts read one snapshot; the floor only keeps a word in every row of a
+            -- subject from a negative IDF.
             SELECT lexeme,
-                   ln(1 + (population.rows - count(*) + 0.5) / (count(*) + 0.5)) AS idf
-              FROM postings
-             CROSS JOIN (SELECT count(*)::float8 AS rows FROM scoped) AS population
+                   ln(1 + (greatest(population.rows, count(*)) - count(*) + 0.5)
+                          / (count(*) + 0.5)) AS idf
+              FROM postings CROSS JOIN population
              GROUP BY lexeme, population.rows
         ), shape AS MATERIALIZED (
             SELECT greatest(avg(length), 1) AS mean_length
-              FROM (SELECT DISTINCT id, length FROM postings) AS matched
-        ), ranked AS (
+              FROM (SELECT DISTINCT id, length FROM postings) AS matching
+        ), scored AS (
             SELECT postings.id,
                    round(sum(weights.idf * postings.frequency * (%s + 1)
                              / (postings.frequency
                                 + %s * (1 - %s + %s * postings.length / shape.mean_length))
                    )::numeric, 12)::float8 AS keyword_score
               FROM postings JOIN weights USING (lexeme) CROSS JOIN shape
-             GROUP BY postings.id ORDER BY keyword_score DESC, postings.id LIMIT %s
+             GROUP BY postings.id ORDER BY keyword_score DESC, postings.id
         )
-        SELECT {columns}, ranked.keyword_score FROM {table}
-          JOIN ranked ON ranked.id = {table}.{pk}
-         WHERE {scope.where} ORDER BY ranked.keyword_score DESC, {table}.{pk}
+        SELECT {columns}, scored.keyword_score
+          FROM scored JOIN {table} ON {table}.{pk} = scored.id
+         WHERE {scope.where}
+         ORDER BY scored.keyword_score DESC, scored.id
+         LIMIT %s
     """  # noqa: S608
     k1, b = settings.MEMORY_RECALL_BM25_K1, settings.MEMORY_RECALL_BM25_B
     params: list[Any] = [
         MEMORY_TEXT_SEARCH_CONFIG,  # terms
         keywords.query,
-        *scope.params,  # scoped
         settings.MEMORY_RECALL_CONTEXT_TERM_WEIGHT,  # postings
         keywords.tenant_id,
         keywords.subject_id,
-        *(k1, k1, b, b, fetch),  # ranked
+        keywords.tenant_id,  # population
+        keywords.subject_id,
+        *(k1, k1, b, b),  # scored
         *scope.params,  # the rows
+        fetch,
     ]
     return sql, params
 
