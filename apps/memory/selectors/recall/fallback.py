@@ -90,7 +90,12 @@ def fallback_recall(
         narrowing=narrowing,
     )
     scope = compile_scope(scoped)
-    keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
+    keywords = Keywords(
+        query=query,
+        tenant_id=tenant.pk,
+        subject_id=subject_id,
+        narrowed=narrowing is not None or as_of is not None,
+    )
     keyword = [row[0] for row in keyword_ranking(scope, keywords, limit)] if scope else []
     results = [
         RecallHit(memory=memory, score=None, selection_reason=REASON_KEYWORD_FALLBACK)

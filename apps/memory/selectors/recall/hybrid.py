@@ -190,7 +190,12 @@ def hybrid_recall(
         as_of=as_of,
         narrowing=narrowing,
     )
-    keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
+    keywords = Keywords(
+        query=query,
+        tenant_id=tenant.pk,
+        subject_id=subject_id,
+        narrowed=narrowing is not None or as_of is not None,
+    )
     # The keyword leg needs no vector: it runs while the query is being embedded. Then the
     # vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper; both
     # legs rank ids, and only the fused winners' rows are read.

@@ -45,11 +45,15 @@ from apps.tenancy.models import Tenant
 
 @dataclass(frozen=True)
 class Keywords:
-    """A keyword query and whose postings it reads: the owner the scope was built for."""
+    """A keyword query and whose postings it reads: the owner the scope was built for.
+    ``narrowed``: the scope is cut down by a filter, a time window or ``as_of``, so perhaps
+    few of the rows holding a query word are in it (the statement then reads the scope's ids
+    once instead of checking rows one by one, best first, until enough pass)."""
 
     query: str
     tenant_id: Any
     subject_id: str
+    narrowed: bool = False
 
 
 def _bm25_sql(
@@ -65,7 +69,9 @@ def _bm25_sql(
     ``MEMORY_RECALL_CONTEXT_TERM_WEIGHT``) and the document's length in distinct lexemes.
     Every row holding a query word is scored from them alone; the rows are then taken best
     first and each is checked against ``scope`` by its primary key until ``fetch`` pass, so a
-    recall probes about as many rows as it keeps, whatever the subject's size.
+    recall probes about as many rows as it keeps, whatever the subject's size. A narrowed
+    scope (``Keywords.narrowed``) may let few of them pass, and probing every one would cost
+    more than reading the scope's ids once: there the ids are read first and joined in.
 
     The collection BM25 weighs words against is the subject's whole store, not the scope:
     IDF counts the subject's rows holding the lexeme (live or superseded, any project,
@@ -87,6 +93,14 @@ def _bm25_sql(
     """
     table, pk = scope.table, quote(scope.using, "id")
     columns = select_list(scope.using) if rows else f"{table}.{pk}"
+    # On a narrowed scope the scope's ids are read once and joined in before scoring; on
+    # the whole scope the scored rows go best first into the primary-key probes at the end.
+    scoped, in_scope = "", ""
+    if keywords.narrowed:
+        scoped = f"""
+        ), scoped AS MATERIALIZED (
+            SELECT {table}.{pk} AS id FROM {table} WHERE {scope.where}"""  # noqa: S608
+        in_scope = "JOIN scoped USING (id)"
     # Identifiers and WHERE clauses come from Django; every value is a parameter.
     sql = f"""
         WITH terms AS (
@@ -113,14 +127,14 @@ def _bm25_sql(
              GROUP BY lexeme, population.rows
         ), shape AS MATERIALIZED (
             SELECT greatest(avg(length), 1) AS mean_length
-              FROM (SELECT DISTINCT id, length FROM postings) AS matching
+              FROM (SELECT DISTINCT id, length FROM postings) AS matching{scoped}
         ), scored AS (
             SELECT postings.id,
                    round(sum(weights.idf * postings.frequency * (%s + 1)
                              / (postings.frequency
                                 + %s * (1 - %s + %s * postings.length / shape.mean_length))
                    )::numeric, 12)::float8 AS keyword_score
-              FROM postings JOIN weights USING (lexeme) CROSS JOIN shape
+              FROM postings JOIN weights USING (lexeme) CROSS JOIN shape {in_scope}
              GROUP BY postings.id ORDER BY keyword_score DESC, postings.id
         )
         SELECT {columns}, scored.keyword_score
@@ -138,6 +152,7 @@ def _bm25_sql(
         keywords.subject_id,
         keywords.tenant_id,  # population
         keywords.subject_id,
+        *(scope.params if keywords.narrowed else ()),  # scoped
         *(k1, k1, b, b),  # scored
         *scope.params,  # the rows
         fetch,
@@ -224,7 +239,12 @@ def keyword_recall(
         as_of=as_of,
         narrowing=narrowing,
     )
-    keywords = Keywords(query=query, tenant_id=tenant.pk, subject_id=subject_id)
+    keywords = Keywords(
+        query=query,
+        tenant_id=tenant.pk,
+        subject_id=subject_id,
+        narrowed=narrowing is not None or as_of is not None,
+    )
     pending = count_rows(scopes.pending)
     results = [
         RecallHit(
