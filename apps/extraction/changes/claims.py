@@ -27,6 +27,7 @@ from apps.extraction.changes.text import (
     Clause,
     clauses,
     memory_sentences,
+    opened_parts,
     speaker_and_body,
 )
 
@@ -96,6 +97,15 @@ _KEY_CHANGED_PASSIVE = re.compile(
     + rf"\s+(?i:was|were|has been|have been|got)\s+(?i:changed|updated|switched|moved|{_RAISED})"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
+#: "My phone number changed to …", "our rent increased to $2,100": the key's value changed,
+#: told without an auxiliary. Read for keys that hold one value only ("my team switched to
+#: Kotlin" changes what the team uses, not which team it is).
+_KEY_CHANGED_ITSELF = re.compile(
+    _OWNER
+    + _KEY
+    + r"\s+(?i:changed|switched|increased|decreased|rose|dropped|went up|went down)"
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+)
 #: "The user has a new landlord, Ms. Ortiz", "I got a new doctor: Dr. Patel": a new holder.
 _KEY_NEW = re.compile(
     _SUBJECT
@@ -139,15 +149,23 @@ _REPLACED_AS = re.compile(
     r"^(?P<new>[A-Z][a-z]+)\s+(?:(?:has\s+)?replaced|succeeded|took over from)\s+"
     r"(?P<old>[A-Z][a-z]+)\s+as\s+(?:the\s+|our\s+|their\s+)?(?P<topic>[^,;]+)$"
 )
+_KEY_PATTERNS = (
+    _KEY_VALUE,
+    _KEY_CHANGED,
+    _KEY_CHANGED_PASSIVE,
+    _KEY_CHANGED_ITSELF,
+    _KEY_NEW,
+    _REPORTS_TO,
+)
 _CHANGED = re.compile(r"\b(?:is now|are now|changed|switched|no longer)\b", re.I)
 
 
 def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
-    stated = sentence.strip().rstrip(".!")
     match = next(
         (
             found
-            for pattern in (_KEY_VALUE, _KEY_CHANGED, _KEY_CHANGED_PASSIVE, _KEY_NEW, _REPORTS_TO)
+            for stated in (sentence.strip().rstrip(".!"), *opened_parts(sentence))
+            for pattern in _KEY_PATTERNS
             if (found := pattern.match(stated))
         ),
         None,
@@ -158,8 +176,11 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
     key = implied or match.group("key").strip().lower()
     if not _SINGLE_VALUED_KEYS.match(key) and _SINGLE_VALUED_KEYS.match(key.removesuffix("s")):
         key = key.removesuffix("s")
-    single_valued = bool(_SINGLE_VALUED_KEYS.match(key) or _CHANGED.search(sentence))
-    if not single_valued and match.re is not _KEY_VALUE:
+    listed = bool(_SINGLE_VALUED_KEYS.match(key))
+    single_valued = listed or bool(_CHANGED.search(sentence))
+    if (not single_valued and match.re is not _KEY_VALUE) or (
+        match.re is _KEY_CHANGED_ITSELF and not listed
+    ):
         return []
     owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")
     entity = {"the user": "user", "the team": "team", "our": "team", "we": "team"}.get(owner)

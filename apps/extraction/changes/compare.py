@@ -39,8 +39,9 @@ def _overlap(left: frozenset[str], right: frozenset[str]) -> bool:
 
 def _held_words(claim: Claim) -> frozenset[str] | None:
     """What a claim says its entity has or holds, as words: a key's value ("the user's phone is
-    an iPhone 12"), a held value, a position or something taken part in."""
-    if claim.family == "key":
+    an iPhone 12"), a tool in use ("uses Spotify for music"), a held value, a position or
+    something taken part in."""
+    if claim.family in ("key", "tool"):
         return words(claim.value)
     if claim.family == HELD or (claim.family == "activity" and claim.value == ACTIVE):
         return claim.topic
@@ -58,6 +59,11 @@ def _ends_holding(old: Claim, new: Claim) -> bool | None:
         if not ended or other.family in ("activity", stop.family):
             continue
         held = _held_words(other)
+        if held and other.family == "tool":
+            # A tool ends only as a whole: "stopped using Spotify for podcasts" leaves "uses
+            # Spotify for music" standing.
+            kind = words(other.attribute.split(":", 1)[1])
+            return True if ended <= held | kind else None
         if held:
             return True if _overlap(ended, held) else None
     return None

@@ -311,17 +311,30 @@ _LIVES = re.compile(
     _I,
 )
 _PLACE = re.compile(r"^(?:[A-Z][\w'’.-]*)(?:\s+(?:[A-Z][\w'’.-]*|of|de|upon|on))*")
+#: "a studio apartment in Brooklyn", "her own flat in Leeds": the home, then its place.
+_HOME_IN = re.compile(
+    r"^(?:a|an|the|my|our|his|her|their)\s+(?:[a-z][\w'’-]*\s+){0,4}?(?:in|at)\s+(?=[A-Z])"
+)
+#: Capitalised, but a time, not a place ("moved into a flat in May").
+_NOT_PLACES = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday spring summer autumn fall winter "
+    "christmas easter".split()
+)
 
 
 def residence(predicate: str) -> list[Finding]:
     match = _LIVES.match(predicate)
     if match is None:
         return []
-    place = re.sub(r"^(?:the )", "", match.group("place").strip())
+    place = _HOME_IN.sub("", match.group("place").strip(), count=1)
+    place = re.sub(r"^(?:the )", "", place)
     named = _PLACE.match(place)
     if named is None:
         return []  # "moved into a new apartment": no place named
     value = re.sub(r"(?:\s+(?:of|de|upon|on))+$", "", named.group(0))
+    if value.split()[0].lower() in _NOT_PLACES:
+        return []
     return [Finding("residence", value.lower())]
 
 
@@ -608,6 +621,14 @@ _BARE_VERBS = re.compile(
 )
 #: Verbs that name the activity itself: "volunteers at the shelter" is about volunteering.
 _ACTIVITY_VERBS = frozenset({"volunteer", "play", "practic", "teach", "coach", "train"})
+#: "stopped the deploy on Friday because of a bug": one occasion of a thing halted, not a habit
+#: or a holding ended (against "stopped deploying on Fridays", "stopped the medication").
+_ONE_OCCASION = re.compile(
+    r"^(?:stopped|paused)\s+(?:the|a|an|this|that)\s+\S+.*\b(?:because|due to|"
+    r"today|yesterday|tonight|last night|this (?:morning|afternoon|evening)|"
+    r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s))",
+    _I,
+)
 _NEGATED_ONLY = re.compile(r"^(?:doesn't|does not)\s+(?!\S+\s+(?:anymore|any more)\b)", _I)
 _TEST = r"(?:[\w-]+\s+){0,3}?(?:test|exam|interview|interviews|audition|assessment|certification)s?"
 _OBJECT = rf"(?:{_POSSESSIVE}\s+|a |an )?"
@@ -712,7 +733,11 @@ def activity(predicate: str) -> list[Finding]:
         # Whole: "for the mobile app" says which position, where a value would end.
         topic = words(match.group("topic") or match.group("group"))
         return [Finding("activity", ACTIVE, topic)] if topic else []
-    if (match := _STOPPED.match(predicate)) is not None and not _NEGATED_ONLY.match(predicate):
+    if (
+        (match := _STOPPED.match(predicate)) is not None
+        and not _NEGATED_ONLY.match(predicate)
+        and not _ONE_OCCASION.match(predicate)
+    ):
         topic = _activity_topic(match.group("topic"))
         return [Finding("activity", STOPPED, topic)] if topic else []
     if (match := _STARTED.match(predicate) or _ROUTINE.match(predicate)) is not None and (

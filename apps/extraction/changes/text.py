@@ -106,7 +106,8 @@ _CLAUSE = re.compile(
 _SAME_SUBJECT = re.compile(
     r",?\s+(?:and|but)\s+(?=(?:(?:now|then|also|currently|recently|later|since then)\s+)?"
     r"(?:works?|is working|lives?|is living|moved|relocated|joined|started|began|got|quit|left|"
-    r"lost|retired|eats?|stopped|switched|uses?|became|married|adopted|has|have|is|am)\b)",
+    r"lost|retired|eats?|stopped|switched|uses?|became|married|adopted|has|have|is|am|"
+    r"sold|cancell?ed|closed|traded)\b)",
     _I,
 )
 #: Reported speech and hearsay: the clause is someone else's claim, not the subject's.
@@ -251,6 +252,13 @@ def _couple(clause: str) -> list[tuple[str, str]]:
     return [(match.group(name).lower(), predicate) for name in ("first", "second")]
 
 
+def opened_parts(sentence: str) -> list[str]:
+    """``sentence``'s clauses, each without the openers and time phrases before its subject
+    ("These days the user's favourite band is …", "…; the user's new manager is Aisha")."""
+    parts = (_OPENER.sub("", part.strip()).strip(" ,.;!") for part in _CLAUSE.split(sentence))
+    return [opened for part in parts if (opened := _TIME_OPENER.sub("", part).strip())]
+
+
 def clauses(text: str) -> list[Clause]:
     """Every clause of ``text`` whose subject the rules trust (see the module docstring)."""
     speaker, body = speaker_and_body(text)
@@ -258,10 +266,8 @@ def clauses(text: str) -> list[Clause]:
     for number, sentence in enumerate(sentences(body)):
         if sentence.rstrip().endswith("?"):
             continue
-        for part in _CLAUSE.split(sentence):
-            part = _OPENER.sub("", part.strip()).strip(" ,.;!")
-            part = _TIME_OPENER.sub("", part).strip()
-            if not part or _REPORTED.search(part):
+        for part in opened_parts(sentence):
+            if _REPORTED.search(part):
                 continue
             subject = _subject(part, speaker)
             subjects = [subject] if subject is not None else _couple(part)

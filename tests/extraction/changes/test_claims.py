@@ -375,6 +375,62 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
 
 
 @pytest.mark.parametrize(
+    ("_case", "old", "new", "expected"),
+    [
+        # A home named before its place.
+        (
+            "a_home_in_a_place",
+            "The user lives in a studio apartment in Brooklyn.",
+            "The user just moved into a house in Queens.",
+            True,
+        ),
+        (
+            "the_same_place",
+            "The user lives in a studio apartment in Brooklyn.",
+            "The user moved into a bigger flat in Brooklyn.",
+            False,
+        ),
+        # A time phrase or another clause before the key.
+        (
+            "these_days",
+            "The user's favourite band is Radiohead.",
+            "These days the user's favourite band is Arctic Monkeys.",
+            True,
+        ),
+        (
+            "after_another_clause",
+            "The user's manager is Kevin.",
+            "Kevin left the company; the user's new manager is Aisha.",
+            True,
+        ),
+        # A key's value told as changed, without an auxiliary.
+        (
+            "changed_to",
+            "My phone number is 555-0101.",
+            "My phone number changed to 555-0199.",
+            True,
+        ),
+        ("increased_to", "Our rent is $1,900.", "Our rent increased to $2,100.", True),
+    ],
+)
+def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
+    assert _conflicts(old, new) is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A time is not a home ("in May"), and a key that may hold several values is not
+        # changed by a switch of what it does.
+        "He moved into a flat with Anna in May.",
+        "My team switched to Kotlin.",
+    ],
+)
+def test_a_look_alike_of_a_new_value_makes_no_claim(text):
+    assert extract_claims(text) == []
+
+
+@pytest.mark.parametrize(
     ("text", "entities", "states"),
     [
         ("Maria works as a nurse at St. Luke's hospital.", {"maria"}, True),
@@ -462,6 +518,17 @@ def _conflicts(old: str, new: str) -> bool:
             "Nora is the lead singer of the band.",
             "Nora stepped down as lead singer.",
         ),
+        # The end told as the second verb of the sentence's subject.
+        (
+            "bought_then_sold",
+            "Alex drives a Toyota Corolla.",
+            "Alex bought a Tesla Model 3 and sold the Corolla.",
+        ),
+        (
+            "tool_cancelled",
+            "I use Spotify for music.",
+            "I cancelled Spotify and use Apple Music now.",
+        ),
     ],
 )
 def test_an_end_of_something_held_changes_it(_case, old, new):
@@ -509,6 +576,18 @@ def test_an_end_of_something_held_changes_it(_case, old, new):
             "Our sprint length is now two weeks.",
         ),
         ("another_thing", "The project uses Jest for tests.", "The website uses Vitest for tests."),
+        # A tool ends only as a whole.
+        ("one_use_ended", "I use Spotify for music.", "I stopped using Spotify for podcasts."),
+        (
+            "one_occasion_stopped",
+            "The team deploys on Fridays.",
+            "The team stopped the deploy on Friday because of a bug.",
+        ),
+        (
+            "sold_something_else_too",
+            "Alex drives a Toyota Corolla.",
+            "Alex washed the car and sold some old books.",
+        ),
         (
             "a_things_own_thing",
             "The project uses Jest for tests.",
