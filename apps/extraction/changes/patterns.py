@@ -316,10 +316,10 @@ _HOME_IN = re.compile(
     r"^(?:a|an|the|my|our|his|her|their)\s+(?:[a-z][\w'’-]*\s+){0,4}?(?:in|at)\s+(?=[A-Z])"
 )
 #: Capitalised, but a time, not a place ("moved into a flat in May").
-_NOT_PLACES = frozenset(
+_NOT_PLACES = word_set(
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday spring summer autumn fall winter "
-    "christmas easter".split()
+    "christmas easter"
 )
 
 
