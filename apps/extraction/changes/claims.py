@@ -10,6 +10,7 @@ from apps.extraction.changes.patterns import (
     ACTIVE,
     HELD,
     HOLDS,
+    PLATFORM,
     STOPPED,
     SWITCHED,
     Finding,
@@ -119,6 +120,14 @@ _REPORTS_TO = re.compile(
     + r"(?i:now\s+|currently\s+)?(?i:reports|reported)\s+(?i:directly\s+)?(?i:to)\s+"
     + r"(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)?)$",
 )
+#: "We rewrote the API in FastAPI", "the team migrated the database to PostgreSQL 15".
+_REBUILT = re.compile(
+    r"^(?i:we|i|the team|our team)\s+(?i:have\s+|has\s+)?"
+    r"(?i:rewrote|rewritten|migrated|moved|ported|switched|converted|rebuilt)\s+"
+    rf"(?i:the|our)\s+(?P<thing>(?i:{THING_NAMES}))\s+(?i:over\s+)?(?i:to|in|into|onto|on)\s+"
+    r"(?P<value>[A-Z][\w.+#-]*(?:\s+(?:[A-Z][\w.+#-]*|v?\d[\w.]*))*)"
+)
+_THING_ENTITIES = frozenset(THINGS.values())
 #: Patterns that tell a key's value without naming the key.
 _IMPLIED_KEYS = {_REPORTS_TO: "manager"}
 #: Keys whose value is one thing at a time: a new value replaces the old one.
@@ -244,6 +253,7 @@ def _claims_of(text: str) -> tuple[Claim, ...]:
             found = [c for c in found if c.sentence != number or c.family != SWITCHED]
         found.extend(keyed)
         found.extend(_handovers(sentence, number))
+        found.extend(_replatformed(sentence, number))
     return tuple(found)
 
 
@@ -258,7 +268,9 @@ def phrase_claims(text: str) -> list[Claim]:
 
 
 def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
-    """A clause's findings as claims of its subject."""
+    """A clause's findings as claims of its subject (a platform only of a project's thing)."""
+    if clause.entity not in _THING_ENTITIES:
+        found = [finding for finding in found if finding.attribute != PLATFORM]
     return [
         Claim(
             entity=clause.entity,
@@ -271,6 +283,15 @@ def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
         )
         for finding in found
     ]
+
+
+def _replatformed(sentence: str, number: int) -> list[Claim]:
+    """ "We rewrote the API in FastAPI": the thing's platform, told of its makers."""
+    match = _REBUILT.match(sentence.strip().rstrip(".!"))
+    if match is None or unsettled(sentence):
+        return []
+    value = match.group("value").rstrip(".").lower()
+    return [Claim(THINGS[match.group("thing").lower()], PLATFORM, value, sentence=number)]
 
 
 def _handovers(sentence: str, number: int) -> list[Claim]:

@@ -232,7 +232,7 @@ _FAMILY_WORDS = {
 
 
 #: Keys a statement gives without naming them: "is 30 years old" states the age.
-_KEY_WORDS = {"age": "old years turned"}
+_KEY_WORDS = {"age": "old years turned", "platform": "runs written built hosted powered"}
 
 
 def search_words(claim: Claim) -> str:

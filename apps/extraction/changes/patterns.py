@@ -979,11 +979,32 @@ _INSTEAD = re.compile(
 )
 
 
+#: What a project's thing is built on: "the database runs on MySQL 5.7", "the API is written in
+#: Flask", then "the database was migrated to PostgreSQL 15". Read only of a project's things
+#: (``claims``): "Maria was moved to the night shift" moves a person, not a platform.
+PLATFORM = "tool:platform"
+#: A platform is named, with its version if any: "PostgreSQL 15", "Python 3.12", "FastAPI";
+#: "moved to a bigger server" names none.
+_PLATFORM_NAME = r"(?P<value>(?-i:[A-Z])[\w.+#-]*(?:\s+(?:(?-i:[A-Z])[\w.+#-]*|v?\d[\w.]*))*)"
+_PLATFORM = re.compile(
+    rf"^{_ADVERBS}(?:runs on|runs|is running on|is running|is written in|is built (?:on|with|in)|is hosted on|"
+    r"is deployed on|is powered by)\s+" + _PLATFORM_NAME,
+    _I,
+)
+_REPLATFORMED = re.compile(
+    rf"^{_ADVERBS}(?:(?:was|were|has been|got|is now)\s+)?(?:migrated|moved|ported|switched|"
+    r"rewritten|converted|upgraded)\s+(?:over\s+)?(?:to|in|into|onto)\s+" + _PLATFORM_NAME,
+    _I,
+)
+
+
 def _tool(topic: str | None) -> str:
     return "tool:" + " ".join(sorted(words(value_text(topic)))) if topic else "tool:*"
 
 
 def tools(predicate: str) -> list[Finding]:
+    if (match := _PLATFORM.match(predicate) or _REPLATFORMED.match(predicate)) is not None:
+        return [Finding(PLATFORM, match.group("value").rstrip(".").lower())]
     if (match := _SWITCHED.match(predicate) or _SWITCHED_OBJECT.match(predicate)) is not None:
         return [
             Finding(
@@ -1067,7 +1088,9 @@ def findings(predicate: str) -> list[Finding]:
     for rule in RULES:
         if rule is activity and any(finding.attribute in _EXCLUSIVE for finding in found):
             break
-        if rule is switched and found:
-            continue  # a rule that read the value itself ("moved to Lisbon", a tool) decides
+        if rule is switched and any(finding.attribute != PLATFORM for finding in found):
+            # A rule that read the value itself ("moved to Lisbon", a tool) decides; a platform
+            # is read only of a project's thing, so the switch stays for anyone else.
+            continue
         found.extend(rule(predicate))
     return found

@@ -411,6 +411,37 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             True,
         ),
         ("increased_to", "Our rent is $1,900.", "Our rent increased to $2,100.", True),
+        # What a project's thing is built on.
+        (
+            "platform_migrated",
+            "The database runs on MySQL 5.7.",
+            "The database was migrated to PostgreSQL 15.",
+            True,
+        ),
+        (
+            "platform_rewritten",
+            "Our API is written in Flask.",
+            "We rewrote the API in FastAPI.",
+            True,
+        ),
+        (
+            "platform_upgraded",
+            "The backend runs on Python 3.11.",
+            "The backend was upgraded to Python 3.12.",
+            True,
+        ),
+        (
+            "the_same_platform",
+            "The database runs on MySQL 5.7.",
+            "The database runs on MySQL 5.7 in production.",
+            False,
+        ),
+        (
+            "a_server_not_a_platform",
+            "The database runs on MySQL 5.7.",
+            "The database was moved to a bigger server.",
+            False,
+        ),
     ],
 )
 def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
@@ -424,6 +455,8 @@ def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
         # changed by a switch of what it does.
         "He moved into a flat with Anna in May.",
         "My team switched to Kotlin.",
+        # A platform is read only of a project's thing.
+        "Maria was moved to Accounting.",
     ],
 )
 def test_a_look_alike_of_a_new_value_makes_no_claim(text):

@@ -166,6 +166,24 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "The user switched to day shifts.",
             "shift",
         ),
+        (
+            "a_platform_migrated",
+            "The database runs on MySQL 5.7.",
+            "The database was migrated to PostgreSQL 15.",
+            "tool",
+        ),
+        (
+            "a_tool_cancelled",
+            "I use Spotify for music.",
+            "I cancelled Spotify and use Apple Music now.",
+            "tool",
+        ),
+        (
+            "a_home_then_its_place",
+            "The user lives in a studio apartment in Brooklyn.",
+            "The user just moved into a house in Queens.",
+            "residence",
+        ),
     ],
 )
 def test_a_change_said_in_everyday_words_retires_the_old_fact(
