@@ -987,8 +987,8 @@ PLATFORM = "tool:platform"
 #: "moved to a bigger server" names none.
 _PLATFORM_NAME = r"(?P<value>(?-i:[A-Z])[\w.+#-]*(?:\s+(?:(?-i:[A-Z])[\w.+#-]*|v?\d[\w.]*))*)"
 _PLATFORM = re.compile(
-    rf"^{_ADVERBS}(?:runs on|runs|is running on|is running|is written in|is built (?:on|with|in)|is hosted on|"
-    r"is deployed on|is powered by)\s+" + _PLATFORM_NAME,
+    rf"^{_ADVERBS}(?:runs on|runs|is running on|is running|is written in|"
+    r"is built (?:on|with|in)|is hosted on|is deployed on|is powered by)\s+" + _PLATFORM_NAME,
     _I,
 )
 _REPLATFORMED = re.compile(
