@@ -5,6 +5,7 @@ from __future__ import annotations
 from apps.extraction.changes.claims import Claim
 from apps.extraction.changes.patterns import (
     ACTIVE,
+    CHOICE,
     HELD,
     OCCUPATIONS,
     PHRASE,
@@ -56,7 +57,11 @@ def _ends_holding(old: Claim, new: Claim) -> bool | None:
     activity against an activity is compared by topic in :func:`conflict`."""
     for stop, other in ((new, old), (old, new)):
         ended = _ended_words(stop)
-        if not ended or other.family in ("activity", stop.family):
+        # An activity stopped against one going on is told by their topics (:func:`conflict`);
+        # a switch from a value ("switched from Spanish to Japanese lessons") ends one too.
+        if not ended or other.family == stop.family:
+            continue
+        if other.family == "activity" and not stop.replaced:
             continue
         held = _held_words(other)
         if held and other.family == "tool":
@@ -133,6 +138,18 @@ def _pets(old: Claim, new: Claim) -> bool | None:
     return False  # "some" against a count or "+": nothing says it changed
 
 
+def _choice(old: Claim, new: Claim) -> bool | None:
+    """Two choices of one setting ("prefers light mode in the editor" / "dark mode in the
+    editor"), or of one kind of thing when neither names a setting ("aisle seats" / "window
+    seats"): another choice changes it; anything else is not the same choice."""
+    if old.topic or new.topic:
+        if not _overlap(old.topic, new.topic):
+            return None
+    elif old.head != new.head:
+        return None
+    return not _same_value(old.value, new.value)
+
+
 def _diet(old: Claim, new: Claim) -> bool:
     if old.value == new.value:
         return False
@@ -194,6 +211,12 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return None
     if family == "diet":
         return _diet(old, new)
+    if family == CHOICE:
+        return _choice(old, new)
+    if family == "household" and (old.replaced or new.replaced):
+        # "moved out of her parents' place" against "lives with her parents".
+        leaving, staying = (new, old) if new.replaced else (old, new)
+        return True if _same_value(leaving.replaced, staying.value) else None
     if family in ("employer", "role"):
         return _employment(old, new)
     if family == "key":
@@ -207,7 +230,7 @@ def conflict(old: Claim, new: Claim) -> bool | None:
 #: Words that find the memories a claim of each family could be about (keyword search).
 _FAMILY_WORDS = {
     "employer": "job jobs work works working worked employer employed company position role "
-    "promoted hired quit laid fired retired unemployed career",
+    "promoted hired quit laid fired retired unemployed career student studies graduated",
     "role": "job work works working position role promoted title career "
     + OCCUPATIONS.replace("|", " "),
     "residence": "live lives living lived moved move relocated based settled",
@@ -222,6 +245,7 @@ _FAMILY_WORDS = {
     "decision": "decided decision agreed chose",
     "activity": "stopped quit started joined every weekly",
     "preference": "likes loves prefers enjoys hates dislikes",
+    CHOICE: "prefers preferred",
     "condition": "allergic allergy diagnosed",
     "tool": "uses using switched migrated",
     "key": "",

@@ -351,8 +351,19 @@ _LIVES_ALONE = re.compile(
 )
 
 
+#: "moved out of her parents' place": no longer living with whoever the home was.
+_MOVED_OUT = re.compile(
+    rf"^{_ADVERBS}moved out of (?:her|his|their|my|our|the)\s+(?P<who>[\w-]+?)(?:'s|’s|'|’)?\s+"
+    r"(?:place|home|house|apartment|flat)\b",
+    _I,
+)
+
+
 def household(predicate: str) -> list[Finding]:
-    """Who someone lives with ("lives with two roommates"), or that they live alone."""
+    """Who someone lives with ("lives with two roommates"), or that they live alone; moving
+    out of someone's home ends living with them."""
+    if (match := _MOVED_OUT.match(predicate)) is not None:
+        return [Finding("household", "moved out", replaced=match.group("who").lower())]
     if _LIVES_ALONE.match(predicate):
         return [Finding("household", "alone")]
     if (match := _LIVES_WITH.match(predicate)) is not None:
@@ -824,13 +835,37 @@ _DISLIKES = re.compile(
 )
 
 
+#: "prefers light mode in the editor", "prefers aisle seats on flights": one choice among
+#: others for a setting, which a later other choice for the same setting changes.
+CHOICE = "choice"
+_PREFERS = re.compile(
+    rf"^{_ADVERBS}prefers\s+(?P<choice>.+?)(?:\s+(?:over|to|rather than)\s+(?P<over>.+?))?"
+    r"(?:\s+(?:in|for|on|when|with|at|during)\s+(?P<setting>.+))?$",
+    _I,
+)
+
+
+def _choice(predicate: str) -> list[Finding]:
+    match = _PREFERS.match(predicate)
+    if match is None:
+        return []
+    chosen = value_text(match.group("choice")).lower()
+    if not words(chosen):
+        return []
+    setting = words(value_text(match.group("setting") or ""))
+    head = chosen.split()[-1]
+    over = value_text(match.group("over") or "").lower()
+    return [Finding(CHOICE, chosen, setting, replaced=over, head=head)]
+
+
 def preference(predicate: str) -> list[Finding]:
     """What someone likes or dislikes ("prefers short answers", "hates cilantro"): a later
-    opposite about the same thing changes it."""
+    opposite about the same thing changes it; what someone prefers for a setting, a later
+    other choice for it."""
     for pattern, value in ((_DISLIKES, "dislikes"), (_LIKES, "likes")):
         if (match := pattern.match(predicate)) is not None:
             topic = words(value_text(match.group("topic")))
-            return [Finding("preference", value, topic)] if topic else []
+            return [Finding("preference", value, topic), *_choice(predicate)] if topic else []
     return []
 
 

@@ -136,7 +136,11 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             [("user", "activity", "active")],
         ),
         ("stopped_going", "The user stopped going to the gym.", [("user", "activity", "stopped")]),
-        ("a_preference", "The user prefers short answers.", [("user", "preference", "likes")]),
+        (
+            "a_preference",
+            "The user prefers short answers.",
+            [("user", "preference", "likes"), ("user", "choice", "short answers")],
+        ),
         ("a_dislike", "Mia can't stand cilantro.", [("mia", "preference", "dislikes")]),
         ("an_allergy", "The user is allergic to peanuts.", [("user", "condition", "has")]),
         (
@@ -434,6 +438,52 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             "the_same_platform",
             "The database runs on MySQL 5.7.",
             "The database runs on MySQL 5.7 in production.",
+            False,
+        ),
+        # One choice for a setting, then another.
+        (
+            "another_choice",
+            "The user prefers light mode in the editor.",
+            "The user now prefers dark mode in the editor.",
+            True,
+        ),
+        (
+            "a_choice_of_the_same_kind",
+            "The user prefers window seats on flights.",
+            "The user prefers aisle seats on flights.",
+            True,
+        ),
+        ("choices_of_two_kinds", "The user prefers tea.", "The user now prefers coffee.", False),
+        (
+            "choices_for_two_settings",
+            "The user prefers window seats on flights.",
+            "The user prefers dark mode in the editor.",
+            False,
+        ),
+        # Moving out of someone's home ends living with them, not with anyone else.
+        (
+            "moved_out",
+            "Nina lives with her parents.",
+            "Nina moved out of her parents' place into her own flat.",
+            True,
+        ),
+        (
+            "moved_out_of_another_home",
+            "Nina lives with two roommates.",
+            "Nina moved out of her parents' place.",
+            False,
+        ),
+        # A switch from a value ends an activity that held it.
+        (
+            "switched_from_what_was_learnt",
+            "The user is learning Spanish.",
+            "The user switched from Spanish to Japanese lessons.",
+            True,
+        ),
+        (
+            "switched_something_else",
+            "The user is learning Spanish.",
+            "The user switched from Duolingo to Babbel.",
             False,
         ),
         (
