@@ -269,7 +269,7 @@ def phrase_claims(text: str) -> list[Claim]:
 
 def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
     """A clause's findings as claims of its subject (a platform only of a project's thing)."""
-    if clause.entity not in _THING_ENTITIES:
+    if clause.entity.split()[-1] not in _THING_ENTITIES:
         found = [finding for finding in found if finding.attribute != PLATFORM]
     return [
         Claim(

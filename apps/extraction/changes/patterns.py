@@ -1037,6 +1037,14 @@ def _tool(topic: str | None) -> str:
     return "tool:" + " ".join(sorted(words(value_text(topic)))) if topic else "tool:*"
 
 
+#: "replaced the MacBook Air with a ThinkPad": the first is no longer used.
+_REPLACED_WITH = re.compile(
+    rf"^{_ADVERBS}(?:replaced|swapped)\s+(?:the|her|his|their|my|our|its)\s+(?P<old>.+?)\s+"
+    r"(?:with|for)\s+(?P<value>.+)$",
+    _I,
+)
+
+
 def tools(predicate: str) -> list[Finding]:
     if (match := _PLATFORM.match(predicate) or _REPLATFORMED.match(predicate)) is not None:
         return [Finding(PLATFORM, match.group("value").rstrip(".").lower())]
@@ -1060,7 +1068,7 @@ def tools(predicate: str) -> list[Finding]:
                     replaced=value_text(match.group("old") or "").lower(),
                 )
             ]
-    if (match := _INSTEAD.match(predicate)) is not None:
+    if (match := _INSTEAD.match(predicate) or _REPLACED_WITH.match(predicate)) is not None:
         return [
             Finding(
                 "tool:*",

@@ -92,7 +92,10 @@ THINGS = {
 }
 THING_NAMES = "|".join(THINGS)
 # "The project uses …", not "the project's database …" (the database is the subject there).
-_THING = re.compile(rf"^(?:the|this|our)\s+(?P<thing>{THING_NAMES})\b(?![’'])", re.I)
+_THING = re.compile(
+    rf"^(?:the|this|our)\s+(?P<kind>(?:[a-z][\w-]*\s+){{0,2}}?)(?P<thing>{THING_NAMES})\b(?![’'])",
+    re.I,
+)
 _TEAM = re.compile(r"^(?:we|the team|our team)\b", _I)
 _USER = re.compile(r"^(?:the user|user)\b", _I)
 _NAME = re.compile(r"^(?P<name>[A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?![\w'’])")
@@ -213,7 +216,9 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
         predicate = clause[match.end() :].strip()
         return "team", _third_person(predicate) if first == "we" else predicate
     if (match := _THING.match(clause)) is not None:
-        return THINGS[match["thing"].lower()], clause[match.end() :].strip()
+        # "The mobile app" and "the web app" are two things: the kind stays in the entity.
+        entity = f"{match['kind'].lower()}{THINGS[match['thing'].lower()]}"
+        return entity, clause[match.end() :].strip()
     if speaker is not None and re.match(r"^(?:no|not|never)\b", clause, _I):
         # "No, no pets right now." answering a question: the speaker's own statement.
         return speaker, clause

@@ -487,6 +487,31 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             False,
         ),
         (
+            "replaced_with",
+            "The user's laptop is a MacBook Air.",
+            "The user replaced the MacBook Air with a ThinkPad.",
+            True,
+        ),
+        (
+            "a_part_replaced",
+            "The user's laptop is a MacBook Air.",
+            "The user replaced the laptop's battery.",
+            False,
+        ),
+        # A thing named with its kind is that thing, not every thing of the name.
+        (
+            "a_kind_of_thing",
+            "The mobile app is built with React Native.",
+            "The mobile app was rewritten in Flutter.",
+            True,
+        ),
+        (
+            "another_kind_of_thing",
+            "The mobile app is built with React Native.",
+            "The web app was rewritten in Vue.",
+            False,
+        ),
+        (
             "a_server_not_a_platform",
             "The database runs on MySQL 5.7.",
             "The database was moved to a bigger server.",
