@@ -158,6 +158,13 @@ _REPLACED_AS = re.compile(
     r"^(?P<new>[A-Z][a-z]+)\s+(?:(?:has\s+)?replaced|succeeded|took over from)\s+"
     r"(?P<old>[A-Z][a-z]+)\s+as\s+(?:the\s+|our\s+|their\s+)?(?P<topic>[^,;]+)$"
 )
+#: A value that is a time of the week or day: "at 9am", "on Mondays", "every Friday at noon".
+_WHEN = re.compile(
+    r"^(?:(?:on|at|every)\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|midnight)"
+    r"(?:\s+(?:at|and)\s+\S+)*$"
+)
+_WHEN_LEAD = re.compile(r"^(?:on|at)\s+")
 _KEY_PATTERNS = (
     _KEY_VALUE,
     _KEY_CHANGED,
@@ -185,7 +192,15 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
     key = implied or match.group("key").strip().lower()
     if not _SINGLE_VALUED_KEYS.match(key) and _SINGLE_VALUED_KEYS.match(key.removesuffix("s")):
         key = key.removesuffix("s")
-    listed = bool(_SINGLE_VALUED_KEYS.match(key))
+    # An event's time is one at a time: "the user's daily standup is at 9am", then "… was
+    # moved to 10am" (read before the value is cut, which ends a value at a time phrase).
+    when = _WHEN.match(match.group("value").strip().rstrip(".").lower())
+    if when:
+        value = _WHEN_LEAD.sub("", when.group(0))
+    else:
+        value = _NAMED.sub("", value_text(match.group("value")).lower())
+    scheduled = when is not None
+    listed = bool(_SINGLE_VALUED_KEYS.match(key)) or scheduled
     single_valued = listed or bool(_CHANGED.search(sentence))
     if (not single_valued and match.re is not _KEY_VALUE) or (
         match.re is _KEY_CHANGED_ITSELF and not listed
@@ -199,7 +214,6 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
         entity = speaker or WRITER
     elif match.group("name"):
         entity = match.group("name").lower()
-    value = _NAMED.sub("", value_text(match.group("value")).lower())
     if entity is None or not value or _EVALUATIVE.match(value):
         return []
     if not single_valued:

@@ -511,6 +511,19 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             "The web app was rewritten in Vue.",
             False,
         ),
+        # An event's time is one at a time.
+        (
+            "a_meeting_moved",
+            "The user's daily standup is at 9am.",
+            "The user's daily standup was moved to 10am.",
+            True,
+        ),
+        (
+            "another_day_added",
+            "The user's yoga class is on Tuesdays.",
+            "The user's yoga class is on Tuesdays and Thursdays.",
+            False,
+        ),
         (
             "a_server_not_a_platform",
             "The database runs on MySQL 5.7.",
