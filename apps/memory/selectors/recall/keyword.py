@@ -118,8 +118,9 @@ def _bm25_sql(
               LEFT JOIN memory_scope_usage AS usage
                 ON usage.tenant_id = %s AND usage.subject_id = %s
         ), weights AS MATERIALIZED (
-            -- Both counts read one snapshot; the floor only keeps a word in every row of a
-            -- subject from a negative IDF.
+            -- The counter and the postings are kept in the same transactions and read in one
+            -- snapshot, so a word's rows never outnumber the subject's; the floor guards IDF's
+            -- sign should they ever disagree.
             SELECT lexeme,
                    ln(1 + (greatest(population.rows, count(*)) - count(*) + 0.5)
                           / (count(*) + 0.5)) AS idf
