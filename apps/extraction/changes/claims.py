@@ -11,6 +11,7 @@ from apps.extraction.changes.patterns import (
     HELD,
     HOLDS,
     PLATFORM,
+    PLATFORM_NAME,
     STOPPED,
     SWITCHED,
     Finding,
@@ -125,7 +126,7 @@ _REBUILT = re.compile(
     r"^(?i:we|i|the team|our team)\s+(?i:have\s+|has\s+)?"
     r"(?i:rewrote|rewritten|migrated|moved|ported|switched|converted|rebuilt)\s+"
     rf"(?i:the|our)\s+(?P<thing>(?i:{THING_NAMES}))\s+(?i:over\s+)?(?i:to|in|into|onto|on)\s+"
-    r"(?P<value>[A-Z][\w.+#-]*(?:\s+(?:[A-Z][\w.+#-]*|v?\d[\w.]*))*)"
+    + PLATFORM_NAME
 )
 _THING_ENTITIES = frozenset(THINGS.values())
 #: Patterns that tell a key's value without naming the key.
@@ -199,11 +200,10 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
         value = _WHEN_LEAD.sub("", when.group(0))
     else:
         value = _NAMED.sub("", value_text(match.group("value")).lower())
-    scheduled = when is not None
-    listed = bool(_SINGLE_VALUED_KEYS.match(key)) or scheduled
-    single_valued = listed or bool(_CHANGED.search(sentence))
+    one_at_a_time = bool(_SINGLE_VALUED_KEYS.match(key)) or when is not None
+    single_valued = one_at_a_time or bool(_CHANGED.search(sentence))
     if (not single_valued and match.re is not _KEY_VALUE) or (
-        match.re is _KEY_CHANGED_ITSELF and not listed
+        match.re is _KEY_CHANGED_ITSELF and not one_at_a_time
     ):
         return []
     owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")

@@ -1020,15 +1020,15 @@ _INSTEAD = re.compile(
 PLATFORM = "tool:platform"
 #: A platform is named, with its version if any: "PostgreSQL 15", "Python 3.12", "FastAPI";
 #: "moved to a bigger server" names none.
-_PLATFORM_NAME = r"(?P<value>(?-i:[A-Z])[\w.+#-]*(?:\s+(?:(?-i:[A-Z])[\w.+#-]*|v?\d[\w.]*))*)"
+PLATFORM_NAME = r"(?P<value>(?-i:[A-Z])[\w.+#-]*(?:\s+(?:(?-i:[A-Z])[\w.+#-]*|v?\d[\w.]*))*)"
 _PLATFORM = re.compile(
     rf"^{_ADVERBS}(?:runs on|runs|is running on|is running|is written in|"
-    r"is built (?:on|with|in)|is hosted on|is deployed on|is powered by)\s+" + _PLATFORM_NAME,
+    r"is built (?:on|with|in)|is hosted on|is deployed on|is powered by)\s+" + PLATFORM_NAME,
     _I,
 )
 _REPLATFORMED = re.compile(
     rf"^{_ADVERBS}(?:(?:was|were|has been|got|is now)\s+)?(?:migrated|moved|ported|switched|"
-    r"rewritten|converted|upgraded)\s+(?:over\s+)?(?:to|in|into|onto)\s+" + _PLATFORM_NAME,
+    r"rewritten|converted|upgraded)\s+(?:over\s+)?(?:to|in|into|onto)\s+" + PLATFORM_NAME,
     _I,
 )
 

@@ -90,11 +90,8 @@ def fallback_recall(
         narrowing=narrowing,
     )
     scope = compile_scope(scoped)
-    keywords = Keywords(
-        query=query,
-        tenant_id=tenant.pk,
-        subject_id=subject_id,
-        narrowed=narrowing is not None or as_of is not None,
+    keywords = Keywords.of_recall(
+        query=query, tenant=tenant, subject_id=subject_id, narrowing=narrowing, as_of=as_of
     )
     keyword = [row[0] for row in keyword_ranking(scope, keywords, limit)] if scope else []
     results = [

@@ -190,11 +190,8 @@ def hybrid_recall(
         as_of=as_of,
         narrowing=narrowing,
     )
-    keywords = Keywords(
-        query=query,
-        tenant_id=tenant.pk,
-        subject_id=subject_id,
-        narrowed=narrowing is not None or as_of is not None,
+    keywords = Keywords.of_recall(
+        query=query, tenant=tenant, subject_id=subject_id, narrowing=narrowing, as_of=as_of
     )
     # The keyword leg needs no vector: it runs while the query is being embedded. Then the
     # vector leg exactly as `semantic` mode runs it (exact / ann / ann+exact), deeper; both

@@ -55,6 +55,24 @@ class Keywords:
     subject_id: str
     narrowed: bool = False
 
+    @classmethod
+    def of_recall(
+        cls,
+        *,
+        query: str,
+        tenant: Tenant,
+        subject_id: str,
+        narrowing: RecordFilter | None,
+        as_of: datetime | None,
+    ) -> Keywords:
+        """A recall's keywords: its scope is narrowed when it filters or reads ``as_of``."""
+        return cls(
+            query=query,
+            tenant_id=tenant.pk,
+            subject_id=subject_id,
+            narrowed=narrowing is not None or as_of is not None,
+        )
+
 
 def _bm25_sql(
     scope: CompiledScope, keywords: Keywords, fetch: int, *, rows: bool = True
@@ -240,11 +258,8 @@ def keyword_recall(
         as_of=as_of,
         narrowing=narrowing,
     )
-    keywords = Keywords(
-        query=query,
-        tenant_id=tenant.pk,
-        subject_id=subject_id,
-        narrowed=narrowing is not None or as_of is not None,
+    keywords = Keywords.of_recall(
+        query=query, tenant=tenant, subject_id=subject_id, narrowing=narrowing, as_of=as_of
     )
     pending = count_rows(scopes.pending)
     results = [
