@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from apps.extraction.changes.patterns import (
     ACTIVE,
+    ALIVE,
     HELD,
     HOLDS,
     PLATFORM,
@@ -49,6 +50,8 @@ class Claim:
     head: str = ""
     #: Which sentence of the memory makes it (see :func:`claim_share`).
     sentence: int = 0
+    #: Told as what holds now ("now teaches guitar"), against what held before.
+    now: bool = False
 
     @property
     def family(self) -> str:
@@ -108,6 +111,27 @@ _KEY_CHANGED_ITSELF = re.compile(
     + r"\s+(?i:changed|switched|increased|decreased|rose|dropped|went up|went down)"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
+#: A key said without an owner ("The upload limit is 10 MB", "Sprint planning moved to
+#: Wednesdays"): the subject's own or their team's, read only for a key that holds one value.
+_UNOWNED = r"^(?:(?i:the)\s+)?(?i:(?P<key>[a-z][a-z0-9 -]{1,40}?))"
+_UNOWNED_KEY_VALUE = re.compile(
+    _UNOWNED + r"\s+(?:is|are)\s+(?:now\s+|currently\s+)?" + rf"(?P<value>{_VALUE}{{1,60}})$"
+)
+_UNOWNED_KEY_CHANGED = re.compile(
+    _UNOWNED
+    + r"\s+(?:(?i:was|were|has been|have been|got)\s+)?"
+    + rf"(?i:changed|switched|moved|rescheduled|pushed back|pushed|{_RAISED}|increased|"
+    + r"decreased|rose|dropped|went up|went down)"
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
+)
+#: "We moved the retro to 11am": an event's time changed by whoever holds it.
+_RESCHEDULED = re.compile(
+    _SUBJECT
+    + r"(?i:has\s+|have\s+)?(?i:moved|rescheduled|pushed|pushed back|postponed|shifted)\s+"
+    + r"(?i:the|our|my|his|her|their)\s+"
+    + _KEY
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
+)
 #: "The user has a new landlord, Ms. Ortiz", "I got a new doctor: Dr. Patel": a new holder.
 _KEY_NEW = re.compile(
     _SUBJECT
@@ -122,11 +146,13 @@ _REPORTS_TO = re.compile(
     + r"(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)?)$",
 )
 #: "We rewrote the API in FastAPI", "the team migrated the database to PostgreSQL 15".
+#: "We migrated the frontend from Angular to React", "we moved CI from Jenkins to GitHub
+#: Actions", "we moved the billing service to CockroachDB": the thing keeps its kind.
 _REBUILT = re.compile(
     r"^(?i:we|i|the team|our team)\s+(?i:have\s+|has\s+)?"
     r"(?i:rewrote|rewritten|migrated|moved|ported|switched|converted|rebuilt)\s+"
-    rf"(?i:the|our)\s+(?P<thing>(?i:{THING_NAMES}))\s+(?i:over\s+)?(?i:to|in|into|onto|on)\s+"
-    + PLATFORM_NAME
+    rf"(?:(?i:the|our)\s+)?(?P<kind>(?:[a-z][\w-]*\s+){{0,2}}?)(?P<thing>(?i:{THING_NAMES}))\s+"
+    r"(?:(?i:from)\s+(?P<old>[^,;]+?)\s+)?(?i:over\s+)?(?i:to|in|into|onto|on)\s+" + PLATFORM_NAME
 )
 _THING_ENTITIES = frozenset(THINGS.values())
 #: Patterns that tell a key's value without naming the key.
@@ -139,7 +165,9 @@ SINGLE_VALUED_KEYS = (
     r"primary language|database|stack|department|rent|car|commute|school|major|gym|doctor|"
     r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
     r"username|handle|pronouns|employer|company|city|country|relationship status|landlord|"
-    r"dentist|(?:hourly |daily |monthly )?rate|rate limit|price|fee)"
+    r"dentist|(?:hourly |daily |monthly )?rate|price|fee|"
+    # "the upload size limit", "the API rate limit", "the session timeout".
+    r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold))"
 )
 #: A key may say what it is for: "the budget for the trip", "the deadline of the report".
 _SINGLE_VALUED_KEYS = re.compile(
@@ -153,6 +181,11 @@ _EVALUATIVE = re.compile(
 )
 #: "The user's cat is named Whiskers": the name is the value.
 _NAMED = re.compile(r"^(?:named|called)\s+")
+#: "a parrot named Kiwi", "the user's cat is named Whiskers": someone a memory names, alive
+#: until a later memory says they died.
+_NAMED_BEING = re.compile(
+    r"\b(?:named|called)\s+(?P<names>[A-Z][a-z]+(?:(?:,\s*(?:and\s+)?|\s+and\s+)[A-Z][a-z]+)*)\b"
+)
 #: "Bob replaced Alice as project manager", "Lucia took over from Omar as team lead": one
 #: holder's end and the next one's start.
 _REPLACED_AS = re.compile(
@@ -163,7 +196,7 @@ _REPLACED_AS = re.compile(
 _WHEN = re.compile(
     r"^(?:(?:on|at|every)\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
     r"\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|midnight)"
-    r"(?:\s+(?:at|and)\s+\S+)*$"
+    r"(?:\s+(?:at|and|on|every)\s+\S+)*$"
 )
 _WHEN_LEAD = re.compile(r"^(?:on|at)\s+")
 _KEY_PATTERNS = (
@@ -174,16 +207,34 @@ _KEY_PATTERNS = (
     _KEY_NEW,
     _REPORTS_TO,
 )
+#: Patterns read only for a key that holds one value (a key or an event's time).
+_ONE_VALUE_ONLY = (_KEY_CHANGED_ITSELF, _UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
+#: The entity of a key said without an owner.
+UNOWNED = "*"
+#: "The weekly sync", "our standup meeting": an event named with how often and what it is.
+_EVENT_KEY = re.compile(
+    r"^(?:(?:daily|weekly|biweekly|monthly|regular|usual|team)\s+)*(?P<event>.+?)"
+    r"(?:\s+(?:meeting|call|session))?$"
+)
 _CHANGED = re.compile(r"\b(?:is now|are now|changed|switched|no longer)\b", re.I)
 
 
 def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
+    parts = (sentence.strip().rstrip(".!"), *opened_parts(sentence))
     match = next(
         (
             found
-            for stated in (sentence.strip().rstrip(".!"), *opened_parts(sentence))
+            for stated in parts
             for pattern in _KEY_PATTERNS
             if (found := pattern.match(stated))
+        ),
+        None,
+    ) or next(
+        (
+            found
+            for stated in parts
+            for pattern in (_UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
+            if (found := pattern.match(stated[:1].lower() + stated[1:]))
         ),
         None,
     )
@@ -200,12 +251,18 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
         value = _WHEN_LEAD.sub("", when.group(0))
     else:
         value = _NAMED.sub("", value_text(match.group("value")).lower())
+    if when is not None:
+        key = _EVENT_KEY.sub(r"\g<event>", key)
+    elif match.re is _RESCHEDULED:
+        return []  # "moved her car to the garage" puts the car somewhere
     one_at_a_time = bool(_SINGLE_VALUED_KEYS.match(key)) or when is not None
     single_valued = one_at_a_time or bool(_CHANGED.search(sentence))
     if (not single_valued and match.re is not _KEY_VALUE) or (
-        match.re is _KEY_CHANGED_ITSELF and not one_at_a_time
+        match.re in _ONE_VALUE_ONLY and not one_at_a_time
     ):
         return []
+    if "owner" not in match.re.groupindex:
+        return [Claim(entity=UNOWNED, attribute=f"key:{key}", value=value, sentence=number)]
     owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")
     entity = {"the user": "user", "the team": "team", "our": "team", "we": "team"}.get(owner)
     if owner.startswith("the ") and owner[4:] in THINGS:
@@ -294,6 +351,7 @@ def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
             replaced=finding.replaced,
             head=finding.head,
             sentence=clause.sentence,
+            now=finding.now,
         )
         for finding in found
     ]
@@ -305,7 +363,22 @@ def _replatformed(sentence: str, number: int) -> list[Claim]:
     if match is None or unsettled(sentence):
         return []
     value = match.group("value").rstrip(".").lower()
-    return [Claim(THINGS[match.group("thing").lower()], PLATFORM, value, sentence=number)]
+    thing = f"{match.group('kind').lower()}{THINGS[match.group('thing').lower()]}"
+    replaced = (match.group("old") or "").lower()
+    return [Claim(thing, PLATFORM, value, replaced=replaced, sentence=number)]
+
+
+def living_claims(text: str) -> list[Claim]:
+    """Who ``text`` names as living ("The user has a parrot named Kiwi": Kiwi), for comparing
+    with a newer memory's death; not part of :func:`extract_claims`, which would search for
+    every memory that names someone."""
+    return [
+        Claim(name.lower(), ALIVE, ALIVE, sentence=number)
+        for number, sentence in enumerate(memory_sentences(text))
+        if not unsettled(sentence)
+        for match in _NAMED_BEING.finditer(sentence)
+        for name in re.split(r",\s*(?:and\s+)?|\s+and\s+", match.group("names"))
+    ]
 
 
 def _handovers(sentence: str, number: int) -> list[Claim]:

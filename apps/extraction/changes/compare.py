@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from apps.extraction.changes.claims import Claim
+from apps.extraction.changes.claims import UNOWNED, Claim
 from apps.extraction.changes.patterns import (
     ACTIVE,
+    ALIVE,
     CHOICE,
     HELD,
     OCCUPATIONS,
     PHRASE,
     STOPPED,
     SWITCHED,
+    WORKPLACE,
     words,
 )
+from apps.extraction.changes.text import WRITER
 
 #: Diets that exclude each other; the rest (gluten-free, keto, …) may hold beside another.
 _EXCLUSIVE_DIETS = frozenset(
@@ -110,6 +113,36 @@ def _ended_words(claim: Claim) -> frozenset[str]:
     return words(claim.replaced) if claim.replaced else frozenset()
 
 
+#: Keys that name a role: "Emma's title is senior designer".
+_ROLE_KEYS = frozenset({"key:title", "key:job title", "key:position", "key:role"})
+#: Words that make a held thing a position ("is the head of marketing").
+_POSITIONS = words(
+    "lead leader manager head director chief vp president captain chair owner coordinator"
+)
+
+
+def _titled(old: Claim, new: Claim) -> bool | None:
+    """A role ("was promoted to design director") against a title key ("Emma's title is senior
+    designer"): another value changes it."""
+    keyed, role = (old, new) if old.family == "key" else (new, old)
+    if keyed.attribute not in _ROLE_KEYS or role.value in ("none", "employed"):
+        return None
+    return not _same_value(keyed.value, role.value)
+
+
+def _position_left(old: Claim, new: Claim) -> bool | None:
+    """A new role in the same field as a position held ("promoted to VP of marketing" against
+    "is the head of marketing"): the position is left."""
+    held, role = (old, new) if old.family == "activity" else (new, old)
+    if held.value != ACTIVE or not held.topic & _POSITIONS or role.value in ("none", "employed"):
+        return None
+    field = held.topic - _POSITIONS
+    role_words = words(role.value)
+    if not field or not field & role_words:
+        return None
+    return not held.topic <= role_words
+
+
 def _same_topic(old: Claim, new: Claim) -> bool:
     """Most of the smaller topic's words shared, or (an application) the same head noun: "an
     interview for a design internship", "accepted for a fashion internship"."""
@@ -142,6 +175,10 @@ def _choice(old: Claim, new: Claim) -> bool | None:
     """Two choices of one setting ("prefers light mode in the editor" / "dark mode in the
     editor"), or of one kind of thing when neither names a setting ("aisle seats" / "window
     seats"): another choice changes it; anything else is not the same choice."""
+    for chosen, other in ((new, old), (old, new)):
+        # "now prefers coffee over tea" against "prefers tea".
+        if chosen.replaced and _same_value(chosen.replaced, other.value):
+            return not _same_value(chosen.value, other.value)
     if old.topic or new.topic:
         if not _overlap(old.topic, new.topic):
             return None
@@ -174,17 +211,36 @@ def _employment(old: Claim, new: Claim) -> bool | None:
     return not _same_value(old.value, new.value)
 
 
+#: Whose key one said without an owner can be: the memory's writer, the user or their team.
+_OWNERS_OF_UNOWNED = frozenset({"user", "team", WRITER})
+
+
+def _same_entity(left: str, right: str) -> bool:
+    """The same entity, or a key said without an owner ("the standup is at 9:30") and the
+    writer's, the user's or the team's ("we moved the standup to 10")."""
+    if left == right:
+        return True
+    return UNOWNED in (left, right) and bool({left, right} & _OWNERS_OF_UNOWNED)
+
+
 def conflict(old: Claim, new: Claim) -> bool | None:
     """``None`` when the two claims are not about the same attribute of the same entity;
     otherwise whether they state different values (``True``: a change or a contradiction)."""
-    if old.entity != new.entity:
+    if not _same_entity(old.entity, new.entity):
         return None
+    if ALIVE in (old.family, new.family):
+        # A death ends whatever held of the one who died, or that they lived.
+        return old.value != new.value if old.family == new.family else True
     if (ended := _ends_holding(old, new)) is not None:
         return ended
     if SWITCHED in (old.family, new.family):
         return _switched(old, new)
     if {old.family, new.family} == {"key", HELD}:
         return _held_then_keyed(old, new)
+    if {old.family, new.family} == {"key", "role"}:
+        return _titled(old, new)
+    if {old.family, new.family} == {"activity", "role"}:
+        return _position_left(old, new)
     if old.family != new.family:
         return None
     family = old.family
@@ -200,6 +256,9 @@ def conflict(old: Claim, new: Claim) -> bool | None:
     if family in ("activity", "result", "decision", "preference", "condition"):
         if not _same_topic(old, new):
             return None
+        if old.value == new.value == ACTIVE and (old.now or new.now):
+            # "now teaches guitar at the community center" against "teaches piano there".
+            return not (old.topic <= new.topic or new.topic <= old.topic)
         return old.value != new.value
     if family == "tool":
         if new.replaced and _same_value(new.replaced, old.value):
@@ -219,6 +278,10 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return True if _same_value(leaving.replaced, staying.value) else None
     if family in ("employer", "role"):
         return _employment(old, new)
+    if family == "school" and "graduated" in (old.value, new.value):
+        # "graduated from MIT" ends "is a student at MIT", not a school named otherwise.
+        done, other = (old, new) if old.value == "graduated" else (new, old)
+        return True if _same_value(done.replaced, other.value) else None
     if family == "key":
         # Whole tokens: an address or a number differs in what content words would drop
         # ("carol@old.example.com" / "carol@new.example.com").
@@ -248,6 +311,10 @@ _FAMILY_WORDS = {
     CHOICE: "prefers preferred",
     "condition": "allergic allergy diagnosed",
     "tool": "uses using switched migrated",
+    ALIVE: "named called died passed",
+    WORKPLACE: "remote remotely home office hybrid",
+    "school": "school attends student elementary preschool kindergarten college university",
+    "commute": "work office drives bikes walks takes rides commutes bus train",
     "key": "",
     HELD: "",
     SWITCHED: "switched moved transferred upgraded",
@@ -262,6 +329,11 @@ _KEY_WORDS = {"age": "old years turned", "platform": "runs written built hosted 
 def search_words(claim: Claim) -> str:
     """Words a memory about the same attribute likely holds (for a keyword search)."""
     extra = [claim.value, claim.replaced, " ".join(sorted(claim.topic))]
+    if claim.family == ALIVE:
+        extra.append(claim.entity.replace("'s", ""))
+    if claim.family == "activity":
+        # "quit smoking" finds "is a smoker" (the topic's stems, each as its doer).
+        extra += [f"{word}er" for word in claim.topic]
     if claim.family in ("pets", "health", "tool", "key", SWITCHED):
         qualifier = claim.attribute.split(":", 1)[-1]
         extra += [qualifier, _KEY_WORDS.get(qualifier, "")]

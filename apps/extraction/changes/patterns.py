@@ -23,7 +23,11 @@ turtles", "no longer plays tennis") and returns ``(attribute, value, topic)`` fi
 * ``result`` — passed or failed a test, or where an application stands (applied,
   interviewed, accepted, rejected), with its words as the topic;
 * ``tool:<topic>`` — what is used for something, and ``from`` what it replaced;
-* ``decision`` — ``yes`` / ``no`` to a course of action (its words as the topic).
+* ``decision`` — ``yes`` / ``no`` to a course of action (its words as the topic);
+* ``alive`` — ``dead`` when someone or a pet died (``alive`` for a named one a memory holds);
+* ``workplace`` — where someone works from: ``remote``, ``office`` or ``hybrid``;
+* ``school`` — the school someone attends (``graduated`` from a named one);
+* ``commute`` — how someone gets to work or school (``car``, ``bike``, ``train``, …).
 
 A clause that hedges, plans or wishes ("may have found a job", "plans to move") states no
 current value, so no rule reads it.
@@ -47,6 +51,10 @@ HELD, HOLDS = "held", "holds"
 #: A switch to another value of a kind ("switched to day shifts"), and what an older clause
 #: said of that kind ("works night shifts").
 SWITCHED, PHRASE = "switched", "phrase"
+#: Whether a person or a pet lives: a death ends whatever held of them.
+ALIVE, DEAD = "alive", "dead"
+#: Where someone works from: ``remote``, ``office`` or ``hybrid``.
+WORKPLACE = "workplace"
 
 
 #: A finding: the attribute, its value and, for topical attributes, the topic's words.
@@ -59,6 +67,8 @@ class Finding:
     replaced: str = ""
     #: The head noun of a topical finding ("a design internship": "internship").
     head: str = ""
+    #: Told as what holds now ("now teaches guitar"), against what held before.
+    now: bool = False
 
 
 _ADVERBS = (
@@ -71,7 +81,10 @@ _UNSETTLED = re.compile(
     # "may" the verb, not the month ("in May", "7 May 2023").
     r"\b(?:(?<!\d )(?<!in )(?<!on )(?<!of )(?<!early )(?<!late )may(?! \d)|"
     r"might|maybe|perhaps|probably|possibly|hopefully|hope|hopes|hoping|plan|plans|"
-    r"planning|planned|want|wants|wanted|wanting|would|could|should|will|won't|"
+    # "sprint planning", "release planning": the meeting, not a plan.
+    r"(?<!sprint )(?<!release )(?<!quarterly )planning|planned|"
+    # "wants summaries in bullet points": how something is wanted, not a wish.
+    r"wants?(?!\s+(?!to\b)[\w-]+\s+(?:in|as)\s)|wanted|wanting|would|could|should|will|won't|"
     # "going to" the future, not the errand of a habit ("stopped going to the gym").
     r"(?<!stopped )(?<!quit )(?<!started )(?<!keeps )(?<!kept )going to|"
     r"gonna|thinking (?:of|about)|considering|considers|consider|wish|wishes|if|unless|"
@@ -166,12 +179,23 @@ def content_words(text: str) -> list[str]:
         word = word.removesuffix("'s").removesuffix("’s")
         if word in stop or len(word) < 2:
             continue
-        for suffix in ("ing", "ies", "es", "ed", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-                break
-        found.append(word)
+        found.append(_stem(word))
     return found
+
+
+def _stem(word: str) -> str:
+    """A word without its inflection: "coffees" and "coffee", "glasses" and "glass", "focus"
+    as it is."""
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        stem = word[: -len(suffix)]
+        if not word.endswith(suffix) or len(stem) < 3:
+            continue
+        if suffix == "es" and not stem.endswith(("s", "x", "z", "ch", "sh")):
+            continue  # "coffees", "homes": only the "s" goes
+        if suffix == "s" and word.endswith(("ss", "us", "is")):
+            return word
+        return stem + ("y" if suffix == "ies" else "")
+    return word
 
 
 _TOPIC_STOP = word_set(
@@ -617,6 +641,8 @@ RECURRENCE = re.compile(
     rf"(?:\s+{_PART_OF_DAY})?\b"
     rf"|\s*\bon\s+{_DAY}s(?:\s+(?:and|or)\s+{_DAY}s)?(?:\s+{_PART_OF_DAY})?\b"
     r"|\s*\b(?:once|twice|[a-z0-9]+\s+times)\s+(?:a|per|each)\s+(?:day|week|month|year)\b"
+    # "drinks three coffees a day": how much, every day.
+    r"|(?<=s)\s+(?:a|per)\s+(?:day|week)\b"
     r"|\s*\b(?:daily|nightly|weekly|biweekly|fortnightly|monthly)\b",
     _I,
 )
@@ -722,6 +748,24 @@ _HOLDS_POSITION = re.compile(
 )
 
 
+#: "is a smoker", "is a keen runner": a habit told by who does it ("quit smoking" ends it).
+_DOER = re.compile(
+    rf"^{_ADVERBS}is an?\s+(?:(?:heavy|regular|social|daily|chain|keen|avid|casual|big)\s+)?"
+    r"(?P<doer>smoker|drinker|vaper|runner|swimmer|climber|gamer|surfer|skater|drummer|"
+    r"gambler)$",
+    _I,
+)
+#: Why something stopped is not what stopped: "quit basketball to focus on his studies".
+_WHAT_FOR = re.compile(
+    r"\s+(?:in order\s+)?to\s+(?:focus|spend|save|concentrate|take care|care for|look after|"
+    r"study|rest|recover|heal|pursue|prepare|work on|make time|free up|deal with|be with|"
+    r"help)\b.*$",
+    _I,
+)
+#: "now teaches guitar at the community center": what holds now, told against what held.
+_NOW = re.compile(r"^(?:(?:currently|just|only)\s+)*now\s", _I)
+
+
 def _activity_topic(raw: str) -> frozenset[str]:
     """What an activity is, without how often: "a pottery class on Tuesdays" → pottery."""
     return words(value_text(_BARE_VERBS.sub("", RECURRENCE.sub("", raw.strip()))))
@@ -740,6 +784,8 @@ def activity(predicate: str) -> list[Finding]:
     if (match := _ENDED.match(predicate)) is not None and not _FOR_A_WHILE.search(predicate):
         topic = words(value_text(match.group("topic")))
         return [Finding("activity", STOPPED, topic)] if topic else []
+    if (match := _DOER.match(predicate)) is not None:
+        return [Finding("activity", ACTIVE, words(match.group("doer").lower()[:-2]))]
     if (match := _HOLDS_POSITION.match(predicate)) is not None:
         # Whole: "for the mobile app" says which position, where a value would end.
         topic = words(match.group("topic") or match.group("group"))
@@ -749,14 +795,15 @@ def activity(predicate: str) -> list[Finding]:
         and not _NEGATED_ONLY.match(predicate)
         and not _ONE_OCCASION.match(predicate)
     ):
-        topic = _activity_topic(match.group("topic"))
+        topic = _activity_topic(_WHAT_FOR.sub("", match.group("topic")))
         return [Finding("activity", STOPPED, topic)] if topic else []
     if (match := _STARTED.match(predicate) or _ROUTINE.match(predicate)) is not None and (
         match.re is _STARTED or RECURRENCE.search(predicate)
     ):
         topic = _activity_topic(match.group("topic"))
         topic |= words(predicate[: match.start("topic")]) & _ACTIVITY_VERBS
-        return [Finding("activity", ACTIVE, topic)] if topic else []
+        now = bool(_NOW.match(predicate)) and not _ANOTHER_ROLE.search(predicate)
+        return [Finding("activity", ACTIVE, topic, now=now)] if topic else []
     return []
 
 
@@ -845,7 +892,22 @@ _PREFERS = re.compile(
 )
 
 
+#: "wants summaries in bullet points", "likes replies as short paragraphs": how a kind of
+#: thing is wanted, the thing as the setting.
+_WANTS_AS = re.compile(
+    rf"^{_ADVERBS}(?:wants|likes|asks for|expects)\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?[\w-]+)\s+"
+    r"(?:in|as)\s+(?P<form>.+)$",
+    _I,
+)
+
+
 def _choice(predicate: str) -> list[Finding]:
+    if (wanted := _WANTS_AS.match(predicate)) is not None:
+        form = value_text(wanted.group("form")).lower()
+        thing = words(wanted.group("thing"))
+        if not words(form) or not thing:
+            return []
+        return [Finding(CHOICE, form, thing, head=form.split()[-1])]
     match = _PREFERS.match(predicate)
     if match is None:
         return []
@@ -866,7 +928,7 @@ def preference(predicate: str) -> list[Finding]:
         if (match := pattern.match(predicate)) is not None:
             topic = words(value_text(match.group("topic")))
             return [Finding("preference", value, topic), *_choice(predicate)] if topic else []
-    return []
+    return _choice(predicate) if _WANTS_AS.match(predicate) else []
 
 
 _CONDITION = re.compile(
@@ -1090,8 +1152,121 @@ _AUX_ADVERB = re.compile(
 
 #: Findings that make the clause's activity reading redundant ("joined Stripe as an engineer"
 #: is a job; "moved to Lisbon", a home).
+# --- school, the way to work --------------------------------------------------------------------
+_SCHOOL_WORD = (
+    r"(?:school|elementary|preschool|pre-school|kindergarten|academy|college|university|"
+    r"high|nursery|daycare|student|grade)"
+)
+_INSTITUTION = r"(?P<school>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)*)"
+#: "goes to Lincoln Elementary", "transferred to Oak Park School", "started middle school at
+#: Roosevelt", "is a student at MIT": the school someone attends, one at a time.
+_ATTENDS = re.compile(
+    rf"^{_ADVERBS}(?P<verb>attends|goes to|transferred to|switched to|moved to|enrolled (?:at|in)|"
+    rf"is (?:enrolled|in (?:[\w-]+\s+)?grade) at|"
+    rf"started (?:(?:[\w-]+\s+){{0,2}}?{_SCHOOL_WORD}\s+)?at)\s+{_INSTITUTION}",
+    _I,
+)
+_GRADUATED = re.compile(rf"^{_ADVERBS}(?:graduated|graduates|finished) from\s+{_INSTITUTION}", _I)
+
+
+def school(predicate: str) -> list[Finding]:
+    if (match := _GRADUATED.match(predicate)) is not None:
+        # A student's school is read as where they are (employment): graduating leaves it.
+        named = match.group("school").lower()
+        return [
+            Finding("school", "graduated", replaced=named),
+            Finding("employer", "none", replaced=named),
+        ]
+    if (match := _ATTENDS.match(predicate)) is None:
+        return []
+    named = match.group("school")
+    if not re.search(rf"\b{_SCHOOL_WORD}\b", f"{match.group('verb')} {named}", _I):
+        return []  # "goes to Paris", "moved to Denver": a place, not a school
+    return [Finding("school", value_text(named).lower())]
+
+
+#: "drives to work", "now takes the train to the office", "bikes to school": how someone gets
+#: there, one way at a time.
+_COMMUTES = re.compile(
+    rf"^{_ADVERBS}(?:(?P<verb>drives|bikes|cycles|walks|runs|carpools)|(?:takes|rides|catches)"
+    r"\s+(?:the|a|his|her|their|my)\s+(?P<vehicle>bus|train|subway|tube|metro|tram|ferry|bike|"
+    r"scooter|shuttle|car)|commutes\s+by\s+(?P<by>\w+))\s+to\s+(?:work|the office|school|campus)\b",
+    _I,
+)
+_COMMUTE_MODES = {"bikes": "bike", "cycles": "bike", "drives": "car", "carpools": "car"}
+
+
+def commute(predicate: str) -> list[Finding]:
+    if _ONE_DAY.search(predicate) or (match := _COMMUTES.match(predicate)) is None:
+        return []
+    mode = (match.group("verb") or match.group("vehicle") or match.group("by")).lower()
+    return [Finding("commute", _COMMUTE_MODES.get(mode, mode))]
+
+
+# --- a life ended, where someone works from ------------------------------------------------------
+#: "Max passed away", "the user's grandmother died": whatever held of them while they lived.
+_DIED = re.compile(
+    rf"^{_ADVERBS}(?:has\s+|had\s+)?(?:died|passed away|passed on|was put down|was put to sleep|"
+    r"is dead|was killed)\b",
+    _I,
+)
+
+
+def death(predicate: str) -> list[Finding]:
+    return [Finding(ALIVE, DEAD)] if _DIED.match(predicate) else []
+
+
+_DAYS_A_WEEK = r"(?P<days>one|two|three|four|five|1|2|3|4|5)\s+days?\s+a\s+week"
+_OFFICE = r"(?:the|our|my|his|her|their)\s+office"
+#: Where someone works from: home ("works remotely", "now works fully remote"), the office
+#: ("is back in the office five days a week", "started going to the office full-time") or both
+#: ("works from the office three days a week", "works hybrid").
+_WORKS_REMOTE = re.compile(
+    rf"^{_ADVERBS}(?:works?|is working|has been working|started working|went|is|now works)\s+"
+    r"(?:(?:fully|mostly|entirely|completely|full-time)\s+)?(?:remotely|remote|from home)\b",
+    _I,
+)
+_WORKS_HYBRID = re.compile(rf"^{_ADVERBS}(?:works?|is working|went|is)\s+(?:a\s+)?hybrid\b", _I)
+_WORKS_IN_OFFICE = re.compile(
+    rf"^{_ADVERBS}(?:(?:works?|is working|started working|has been working)\s+(?:from|in|at)|"
+    r"(?:is|are)\s+back\s+(?:in|at|to)|(?:returned|went back|is going|goes|started going|"
+    rf"started commuting|commutes)\s+(?:back\s+)?(?:in)?to)\s+{_OFFICE}\b(?P<rest>.*)$",
+    _I,
+)
+#: One day's whereabouts, not where someone works: "is working from home today".
+_ONE_DAY = re.compile(
+    r"\b(?:today|tonight|tomorrow|this (?:week|morning|afternoon)|while|until)\b", _I
+)
+
+
+def workplace(predicate: str) -> list[Finding]:
+    if _ONE_DAY.search(predicate):
+        return []
+    if _WORKS_REMOTE.match(predicate):
+        return [Finding(WORKPLACE, "remote")]
+    if _WORKS_HYBRID.match(predicate):
+        return [Finding(WORKPLACE, "hybrid")]
+    if (match := _WORKS_IN_OFFICE.match(predicate)) is not None:
+        days = re.search(_DAYS_A_WEEK, match.group("rest"), _I)
+        part_time = days is not None and days.group("days").lower() not in ("five", "5")
+        return [Finding(WORKPLACE, "hybrid" if part_time else "office")]
+    return []
+
+
 _EXCLUSIVE = frozenset(
-    {"employer", "role", "residence", "household", "relationship", "diet", "preference"}
+    {
+        "employer",
+        "role",
+        "residence",
+        "household",
+        "relationship",
+        "diet",
+        "preference",
+        ALIVE,
+        WORKPLACE,
+        "school",
+        "commute",
+    }
 )
 
 RULES = (
@@ -1108,6 +1283,10 @@ RULES = (
     decision,
     tools,
     preference,
+    death,
+    workplace,
+    school,
+    commute,
     switched,
     activity,
 )

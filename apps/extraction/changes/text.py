@@ -99,6 +99,37 @@ _THING = re.compile(
 _TEAM = re.compile(r"^(?:we|the team|our team)\b", _I)
 _USER = re.compile(r"^(?:the user|user)\b", _I)
 _NAME = re.compile(r"^(?P<name>[A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?![\w'’])")
+#: Someone of a person's family, or a pet, as the subject of a clause under its owner's name:
+#: "the user's daughter", "my grandmother", "Olga's dog Rex" (a named one is its name).
+_KIN = {
+    **{
+        word: word
+        for word in word_set(
+            "mother father parents brother sister son daughter child children wife husband partner "
+            "fiance fiancee boyfriend girlfriend grandmother grandfather grandparents aunt uncle "
+            "cousin niece nephew dog cat parrot bird rabbit hamster horse turtle"
+        )
+    },
+    "mom": "mother",
+    "mum": "mother",
+    "dad": "father",
+    "grandma": "grandmother",
+    "grandpa": "grandfather",
+    "kids": "children",
+    "puppy": "dog",
+    "kitten": "cat",
+}
+_KIN_SUBJECT = re.compile(
+    r"^(?:(?P<user>(?i:the user))(?:'s|’s)|(?P<my>(?i:my))|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
+    r"(?:(?i:little|older|younger|big|baby|eldest|oldest|youngest|new)\s+)?"
+    rf"(?P<kin>(?i:{'|'.join(sorted(_KIN, key=len, reverse=True))}))"
+    r"(?:,?\s+(?P<called>[A-Z][a-z]+)(?![\w'’]),?)?\s+(?P<predicate>\S.*)$"
+)
+#: "Kiwi, the user's parrot, died": who the name is, between commas, before the predicate.
+_APPOSITIVE = re.compile(
+    r"^,\s*(?:(?i:the user)(?:'s|’s)|(?i:my|our|his|her|their)|[A-Z][a-z]+(?:'s|’s))\s+"
+    r"(?:[\w-]+\s+){0,2}?[\w-]+,\s*(?P<predicate>\S.*)$"
+)
 _CLAUSE = re.compile(
     r"\s+[-–—]\s+|;\s+|:\s+|,\s+(?=(?:but|so)\s)"
     # "I'm a nurse and I live in Boston": a second clause with a subject of its own.
@@ -206,6 +237,8 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
         return None
     first = words[0].lower().replace("’", "'")
     rest = words[1] if len(words) > 1 else ""
+    if (kin := _kin_subject(clause, speaker)) is not None:
+        return kin
     if first in _FIRST_PERSON:
         entity = speaker or WRITER
         contraction = {"i'm": "am ", "i've": "have ", "i'd": "would ", "i'll": "will "}
@@ -227,16 +260,36 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
         if not _is_name(name):
             return None
         predicate = clause[match.end() :].strip()
+        if (appositive := _APPOSITIVE.match(predicate)) is not None:
+            predicate = appositive.group("predicate")
         if predicate.lower().startswith(("and ", "& ", "or ", "'s ", "’s ", ",")):
             return None  # "Audrey and Andrew adopted …", "Andrew's puppy …": not one subject
         return name.lower(), predicate
     return None
 
 
-#: "Ben and Chloe broke up", "Jamal and Nina got married": a change both of them went through,
-#: so the predicate holds for each of the two.
+def _kin_subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
+    """(entity, predicate) of a clause about someone of the family or a pet (:data:`_KIN`)."""
+    match = _KIN_SUBJECT.match(clause)
+    if match is None or (match.group("name") and not _is_name(match.group("name"))):
+        return None
+    called = match.group("called")
+    if called and _is_name(called):
+        return called.lower(), match.group("predicate")
+    owner = (
+        "user"
+        if match.group("user")
+        else (speaker or WRITER)
+        if match.group("my")
+        else match.group("name").lower()
+    )
+    return f"{owner}'s {_KIN[match.group('kin').lower()]}", match.group("predicate")
+
+
+#: "Ben and Chloe broke up", "The user and Priya got married": a change both of them went
+#: through, so the predicate holds for each of the two.
 _COUPLE = re.compile(
-    r"^(?P<first>[A-Z][a-z][\w-]*) (?:and|&) (?P<second>[A-Z][a-z][\w-]*)\s+"
+    r"^(?P<first>[A-Z][a-z][\w-]*|(?i:the user)) (?:and|&) (?P<second>[A-Z][a-z][\w-]*|I)\s+"
     r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:broke up|split up|separated|"
     r"divorced|married|got (?:married|engaged|divorced|back together)|tied the knot|"
     r"started dating|"
@@ -244,17 +297,21 @@ _COUPLE = re.compile(
 )
 
 
-def _couple(clause: str) -> list[tuple[str, str]]:
+def _couple(clause: str, speaker: str | None) -> list[tuple[str, str]]:
     """Each partner of a couple's shared change, as ``(entity, predicate)``."""
     match = _COUPLE.match(clause)
-    if match is None or not (_is_name(match.group("first")) and _is_name(match.group("second"))):
+    if match is None:
+        return []
+    partners = {"the user": "user", "i": speaker or WRITER}
+    names = [match.group(name) for name in ("first", "second")]
+    if not all(name.lower() in partners or _is_name(name) for name in names):
         return []
     predicate = re.sub(
         r"^(are|were)\b",
         lambda verb: {"are": "is", "were": "was"}[verb[1]],
         match.group("predicate"),
     )
-    return [(match.group(name).lower(), predicate) for name in ("first", "second")]
+    return [(partners.get(name.lower(), name.lower()), predicate) for name in names]
 
 
 def opened_parts(sentence: str) -> list[str]:
@@ -275,7 +332,8 @@ def clauses(text: str) -> list[Clause]:
             if _REPORTED.search(part):
                 continue
             subject = _subject(part, speaker)
-            subjects = [subject] if subject is not None else _couple(part)
+            # "The user and Priya got married": both, not the user alone.
+            subjects = _couple(part, speaker) or ([subject] if subject is not None else [])
             for entity, predicate in subjects:
                 for index, piece in enumerate(_SAME_SUBJECT.split(predicate)):
                     # The second verb of "I left the hospital and now work at Globex" is in the

@@ -34,8 +34,8 @@ from django.utils import timezone
 
 from apps.core.telemetry import emit
 from apps.extraction.changes import Claim, conflict, extract_claims, search_words
-from apps.extraction.changes.claims import claim_share, phrase_claims
-from apps.extraction.changes.patterns import HELD, PHRASE, SWITCHED
+from apps.extraction.changes.claims import claim_share, living_claims, phrase_claims
+from apps.extraction.changes.patterns import ALIVE, HELD, PHRASE, SWITCHED
 from apps.memory.models import Memory, MemorySource, SupersedeReason
 from apps.memory.selectors import (
     memory_change_candidates,
@@ -77,12 +77,16 @@ class _Claims:
 
     def compared_with(self, memory: Memory, claims: list[Claim]) -> list[Claim]:
         """``memory``'s claims, and what it says of each kind where one of ``claims`` is a
-        switch ("works night shifts" against "switched to day shifts")."""
-        if not any(claim.family == SWITCHED for claim in claims):
-            return self.of(memory)
-        if memory.pk not in self._phrases:
-            self._phrases[memory.pk] = phrase_claims(memory.text)
-        return [*self.of(memory), *self._phrases[memory.pk]]
+        switch ("works night shifts" against "switched to day shifts"), and who it names as
+        living where one is a death ("a parrot named Kiwi" against "Kiwi died")."""
+        said = self.of(memory)
+        if any(claim.family == SWITCHED for claim in claims):
+            if memory.pk not in self._phrases:
+                self._phrases[memory.pk] = phrase_claims(memory.text)
+            said = [*said, *self._phrases[memory.pk]]
+        if any(claim.family == ALIVE for claim in claims):
+            said = [*said, *living_claims(memory.text)]
+        return said
 
 
 def _changed_back(*, tenant: Tenant, subject_id: str, older: Memory, later: Claim) -> bool:

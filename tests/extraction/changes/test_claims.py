@@ -103,7 +103,7 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
         (
             "switched_what_then_from",
             "The team migrated the billing service from PostgreSQL to MySQL.",
-            [("team", "tool:bill service", "mysql")],
+            [("team", "tool:bill service", "mysql"), ("billing service", "tool:platform", "mysql")],
         ),
         (
             "a_dotted_value",
@@ -190,6 +190,43 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             "The user switched dentists to Dr. Patel.",
             [("user", "key:dentist", "dr. patel")],
         ),
+        # Someone of the family, or a pet, is an entity of their own; a named one is the name.
+        (
+            "a_relative",
+            "The user's daughter goes to Lincoln Elementary.",
+            [("user's daughter", "school", "lincoln elementary")],
+        ),
+        ("a_named_relative", "My sister Anna lives in Rome.", [("anna", "residence", "rome")]),
+        ("who_a_name_is", "Luna, my cat, passed away last month.", [("luna", "alive", "dead")]),
+        (
+            "a_couple_with_the_user",
+            "The user and Priya got married in June.",
+            [("user", "relationship", "married"), ("priya", "relationship", "married")],
+        ),
+        (
+            "some_days_in_the_office",
+            "The user works from the office three days a week.",
+            [("user", "workplace", "hybrid")],
+        ),
+        ("fully_remote", "I now work fully remote.", [("i", "workplace", "remote")]),
+        ("a_commute", "I bike to work.", [("i", "commute", "bike")]),
+        # A key said without an owner, read only where it holds one value.
+        (
+            "an_event_without_its_owner",
+            "Sprint planning moved to Wednesdays.",
+            [("*", "key:sprint planning", "wednesdays")],
+        ),
+        (
+            "a_limit_without_its_owner",
+            "The API rate limit is 100 requests per minute.",
+            [("*", "key:api rate limit", "100 requests per minute")],
+        ),
+        (
+            "a_format_wanted",
+            "The user wants replies in Spanish.",
+            [("user", "choice", "spanish")],
+        ),
+        ("a_doer", "The user is a smoker.", [("user", "activity", "active")]),
     ],
 )
 def test_a_statement_of_an_attribute_makes_a_claim(_case, text, expected):
@@ -229,10 +266,10 @@ def test_the_month_may_is_not_a_hedge():
 
 def _one(text: str) -> Claim:
     """The claim a statement makes (a job's role left out where the statement names its
-    employer, and its start)."""
+    employer, and its start; a thing's platform where a team's switch names the thing)."""
     claims = [claim for claim in extract_claims(text) if claim.value != "employed"]
     if len(claims) > 1:
-        claims = [claim for claim in claims if claim.family != "role"]
+        claims = [c for c in claims if c.family != "role" and c.attribute != "tool:platform"]
     (claim,) = claims
     return claim
 
@@ -543,6 +580,13 @@ def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
         # changed by a switch of what it does.
         "He moved into a flat with Anna in May.",
         "My team switched to Kotlin.",
+        # A wish is no preference, a place no school, one day no workplace, an owner-less
+        # sentence no key unless the key holds one value.
+        "The user wants to move to Paris in June.",
+        "The user goes to Paris every summer.",
+        "The user is working from home today.",
+        "The weather is nice.",
+        "Sprint planning was fun.",
         # A platform is read only of a project's thing.
         "Maria was moved to Accounting.",
     ],
