@@ -93,6 +93,8 @@ _KEY_CHANGED = re.compile(
     + rf"(?i:{_RAISED})\s+(?i:his|her|their|my|our|the|its)\s+)"
     + r"(?!(?i:the|its|a|an)\s)"
     + _KEY
+    # "switched gyms from Planet Fitness to Equinox": the old value named on the way.
+    + r"(?:\s+(?i:from)\s+[^,;]+?)?"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
 #: "The user's rent was raised to $2,100": the same change told of the key.
@@ -166,8 +168,10 @@ SINGLE_VALUED_KEYS = (
     r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
     r"username|handle|pronouns|employer|company|city|country|relationship status|landlord|"
     r"dentist|(?:hourly |daily |monthly )?rate|price|fee|"
-    # "the upload size limit", "the API rate limit", "the session timeout".
-    r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold))"
+    # "the upload size limit", "the API rate limit", "the session timeout", "the max file
+    # size", "the default region".
+    r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold)|"
+    r"(?:max|maximum|min|minimum|default)(?: [a-z-]+){1,2})"
 )
 #: A key may say what it is for: "the budget for the trip", "the deadline of the report".
 _SINGLE_VALUED_KEYS = re.compile(
@@ -194,7 +198,8 @@ _REPLACED_AS = re.compile(
 )
 #: A value that is a time of the week or day: "at 9am", "on Mondays", "every Friday at noon".
 _WHEN = re.compile(
-    r"^(?:(?:on|at|every)\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"^(?:(?:on|at|every)\s+)?(?:(?:the\s+)?(?:first|second|third|fourth|last)\s+)?"
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?:\s+of\s+(?:the|each|every)\s+month)?|"
     r"\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|midnight)"
     r"(?:\s+(?:at|and|on|every)\s+\S+)*$"
 )

@@ -332,8 +332,8 @@ def search_words(claim: Claim) -> str:
     if claim.family == ALIVE:
         extra.append(claim.entity.replace("'s", ""))
     if claim.family == "activity":
-        # "quit smoking" finds "is a smoker" (the topic's stems, each as its doer).
-        extra += [f"{word}er" for word in claim.topic]
+        # "quit smoking" finds "is a smoker", "stopped swimming" "is a swimmer".
+        extra += [f"{word}{double}er" for word in claim.topic for double in ("", word[-1])]
     if claim.family in ("pets", "health", "tool", "key", SWITCHED):
         qualifier = claim.attribute.split(":", 1)[-1]
         extra += [qualifier, _KEY_WORDS.get(qualifier, "")]

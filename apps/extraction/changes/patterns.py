@@ -194,6 +194,8 @@ def _stem(word: str) -> str:
             continue  # "coffees", "homes": only the "s" goes
         if suffix == "s" and word.endswith(("ss", "us", "is")):
             return word
+        if suffix in ("ing", "ed") and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+            return stem[:-1]  # "swimming", "stopped": "swim", "stop"
         return stem + ("y" if suffix == "ies" else "")
     return word
 
@@ -785,7 +787,8 @@ def activity(predicate: str) -> list[Finding]:
         topic = words(value_text(match.group("topic")))
         return [Finding("activity", STOPPED, topic)] if topic else []
     if (match := _DOER.match(predicate)) is not None:
-        return [Finding("activity", ACTIVE, words(match.group("doer").lower()[:-2]))]
+        # Read as the doing: "smoker" as "smoking", "swimmer" as "swimming".
+        return [Finding("activity", ACTIVE, words(f"{match.group('doer').lower()[:-2]}ing"))]
     if (match := _HOLDS_POSITION.match(predicate)) is not None:
         # Whole: "for the mobile app" says which position, where a value would end.
         topic = words(match.group("topic") or match.group("group"))

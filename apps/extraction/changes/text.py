@@ -101,15 +101,13 @@ _USER = re.compile(r"^(?:the user|user)\b", _I)
 _NAME = re.compile(r"^(?P<name>[A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?![\w'’])")
 #: Someone of a person's family, or a pet, as the subject of a clause under its owner's name:
 #: "the user's daughter", "my grandmother", "Olga's dog Rex" (a named one is its name).
-_KIN = {
-    **{
-        word: word
-        for word in word_set(
-            "mother father parents brother sister son daughter child children wife husband partner "
-            "fiance fiancee boyfriend girlfriend grandmother grandfather grandparents aunt uncle "
-            "cousin niece nephew dog cat parrot bird rabbit hamster horse turtle"
-        )
-    },
+_KIN_WORDS = word_set(
+    "mother father parents brother sister son daughter child children wife husband partner "
+    "fiance fiancee boyfriend girlfriend grandmother grandfather grandparents aunt uncle cousin "
+    "niece nephew dog cat parrot bird rabbit hamster horse turtle"
+)
+#: Other words for one of them: "my mom" and "my mother" are one person.
+_KIN_ALIASES = {
     "mom": "mother",
     "mum": "mother",
     "dad": "father",
@@ -122,7 +120,7 @@ _KIN = {
 _KIN_SUBJECT = re.compile(
     r"^(?:(?P<user>(?i:the user))(?:'s|’s)|(?P<my>(?i:my))|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
     r"(?:(?i:little|older|younger|big|baby|eldest|oldest|youngest|new)\s+)?"
-    rf"(?P<kin>(?i:{'|'.join(sorted(_KIN, key=len, reverse=True))}))"
+    rf"(?P<kin>(?i:{'|'.join(sorted([*_KIN_WORDS, *_KIN_ALIASES], key=len, reverse=True))}))"
     r"(?:,?\s+(?P<called>[A-Z][a-z]+)(?![\w'’]),?)?\s+(?P<predicate>\S.*)$"
 )
 #: "Kiwi, the user's parrot, died": who the name is, between commas, before the predicate.
@@ -283,7 +281,8 @@ def _kin_subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
         if match.group("my")
         else match.group("name").lower()
     )
-    return f"{owner}'s {_KIN[match.group('kin').lower()]}", match.group("predicate")
+    kin = match.group("kin").lower()
+    return f"{owner}'s {_KIN_ALIASES.get(kin, kin)}", match.group("predicate")
 
 
 #: "Ben and Chloe broke up", "The user and Priya got married": a change both of them went

@@ -293,6 +293,30 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "activity",
         ),
         (
+            "a_default_raised",
+            "The max file size is 25 MB.",
+            "The max file size was raised to 100 MB.",
+            "max file size",
+        ),
+        (
+            "a_monthly_event_moved",
+            "The quarterly review is on the first Monday of the month.",
+            "The quarterly review was moved to Fridays.",
+            "quarterly review",
+        ),
+        (
+            "a_doubled_consonant",
+            "Maya swims every morning.",
+            "Maya stopped swimming because of an ear infection.",
+            "activity",
+        ),
+        (
+            "a_key_switched_from_to",
+            "The user's gym is Planet Fitness.",
+            "The user switched gyms from Planet Fitness to Equinox.",
+            "gym",
+        ),
+        (
             "how_much_a_day",
             "Chen drinks three coffees a day.",
             "Chen quit coffee last month.",
