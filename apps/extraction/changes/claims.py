@@ -126,6 +126,17 @@ _UNOWNED_KEY_CHANGED = re.compile(
     + r"decreased|rose|dropped|went up|went down)"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
 )
+#: "The main branch is called master", then "we renamed the main branch to main": a thing's
+#: name, one at a time.
+_UNOWNED_CALLED = re.compile(
+    _UNOWNED + r"\s+(?:is|are)\s+(?:now\s+)?(?:called|named)\s+" + rf"(?P<value>{_VALUE}{{1,60}})$"
+)
+_RENAMED = re.compile(
+    _SUBJECT
+    + r"(?i:has\s+|have\s+)?(?i:renamed)\s+(?i:the|our|my|his|her|their)\s+"
+    + _KEY
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
+)
 #: "We moved the retro to 11am": an event's time changed by whoever holds it.
 _RESCHEDULED = re.compile(
     _SUBJECT
@@ -205,6 +216,7 @@ _WHEN = re.compile(
 )
 _WHEN_LEAD = re.compile(r"^(?:on|at)\s+")
 _KEY_PATTERNS = (
+    _RENAMED,
     _KEY_VALUE,
     _KEY_CHANGED,
     _KEY_CHANGED_PASSIVE,
@@ -238,7 +250,7 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
         (
             found
             for stated in parts
-            for pattern in (_UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
+            for pattern in (_UNOWNED_CALLED, _UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
             if (found := pattern.match(stated[:1].lower() + stated[1:]))
         ),
         None,
@@ -247,6 +259,8 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
         return []
     implied = _IMPLIED_KEYS.get(match.re)
     key = implied or match.group("key").strip().lower()
+    if match.re in (_UNOWNED_CALLED, _RENAMED):
+        key = f"name of {key}"  # a thing's name holds one value
     if not _SINGLE_VALUED_KEYS.match(key) and _SINGLE_VALUED_KEYS.match(key.removesuffix("s")):
         key = key.removesuffix("s")
     # An event's time is one at a time: "the user's daily standup is at 9am", then "… was

@@ -8,6 +8,7 @@ from apps.extraction.changes.patterns import (
     ALIVE,
     CHOICE,
     HELD,
+    KIND_MEMBERS,
     OCCUPATIONS,
     PHRASE,
     STOPPED,
@@ -117,8 +118,11 @@ def _ended_words(claim: Claim) -> frozenset[str]:
 _ROLE_KEYS = frozenset({"key:title", "key:job title", "key:position", "key:role"})
 #: Words that make a held thing a position ("is the head of marketing").
 _POSITIONS = words(
-    "lead leader manager head director chief vp president captain chair owner coordinator"
+    "lead leader manager head director chief vp president captain chair owner coordinator "
+    "ceo cto cfo coo cio cmo"
 )
+#: A position in a group someone belongs to beside work ("the captain of the soccer team").
+_GROUPS = words("team band club board committee choir league crew troupe orchestra")
 
 
 def _titled(old: Claim, new: Claim) -> bool | None:
@@ -132,9 +136,14 @@ def _titled(old: Claim, new: Claim) -> bool | None:
 
 def _position_left(old: Claim, new: Claim) -> bool | None:
     """A new role in the same field as a position held ("promoted to VP of marketing" against
-    "is the head of marketing"): the position is left."""
+    "is the head of marketing"), or a job ended ("left the company" against "is the CTO"):
+    the position is left. A position in a team, a band or a club is not a job's."""
     held, role = (old, new) if old.family == "activity" else (new, old)
-    if held.value != ACTIVE or not held.topic & _POSITIONS or role.value in ("none", "employed"):
+    if held.value != ACTIVE or not held.topic & _POSITIONS or held.topic & _GROUPS:
+        return None
+    if role.value == "none":
+        return True
+    if role.value == "employed":
         return None
     field = held.topic - _POSITIONS
     role_words = words(role.value)
@@ -294,8 +303,8 @@ def conflict(old: Claim, new: Claim) -> bool | None:
 _FAMILY_WORDS = {
     "employer": "job jobs work works working worked employer employed company position role "
     "promoted hired quit laid fired retired unemployed career student studies graduated",
-    "role": "job work works working position role promoted title career "
-    + OCCUPATIONS.replace("|", " "),
+    "role": "job work works working position role promoted title career head lead director "
+    "chief vp president manager ceo cto cfo coo " + OCCUPATIONS.replace("|", " "),
     "residence": "live lives living lived moved move relocated based settled",
     "household": "live lives living alone roommate roommates together",
     "diet": "vegetarian vegan pescatarian keto paleo diet meat eat eats",
@@ -334,6 +343,7 @@ def search_words(claim: Claim) -> str:
     if claim.family == "activity":
         # "quit smoking" finds "is a smoker", "stopped swimming" "is a swimmer".
         extra += [f"{word}{double}er" for word in claim.topic for double in ("", word[-1])]
+        extra += [KIND_MEMBERS.get(word, "") for word in claim.topic]
     if claim.family in ("pets", "health", "tool", "key", SWITCHED):
         qualifier = claim.attribute.split(":", 1)[-1]
         extra += [qualifier, _KEY_WORDS.get(qualifier, "")]

@@ -80,7 +80,8 @@ _ADVERBS = (
 _UNSETTLED = re.compile(
     # "may" the verb, not the month ("in May", "7 May 2023").
     r"\b(?:(?<!\d )(?<!in )(?<!on )(?<!of )(?<!early )(?<!late )may(?! \d)|"
-    r"might|maybe|perhaps|probably|possibly|hopefully|hope|hopes|hoping|plan|plans|"
+    # "plans to move", not "a fiber plan" or "a meal plan".
+    r"might|maybe|perhaps|probably|possibly|hopefully|hope|hopes|hoping|plans?\s+(?:to|on)|"
     # "sprint planning", "release planning": the meeting, not a plan.
     r"(?<!sprint )(?<!release )(?<!quarterly )planning|planned|"
     # "wants summaries in bullet points": how something is wanted, not a wish.
@@ -237,6 +238,12 @@ _JOB_ENDED = re.compile(
     r"(?:job|position|role)\b(?P<rest>.*)$",
     _I,
 )
+#: "left the company", "quit the startup": a job ended without the employer's name.
+_LEFT_THE_COMPANY = re.compile(
+    rf"^{_ADVERBS}(?:left|quit|resigned from|was let go from|was laid off from)\s+"
+    r"(?:the|his|her|their|my|our)\s+(?:company|firm|startup|agency)\b(?!['’])",
+    _I,
+)
 _NO_JOB = re.compile(
     rf"^{_ADVERBS}(?:(?:was|got|has been) (?:laid off|fired|let go)\b|"
     r"(?:is|has been) (?:now |currently )?(?:unemployed|jobless|out of work|between jobs|"
@@ -298,7 +305,7 @@ def _job_details(rest: str) -> list[Finding]:
 def employment(predicate: str) -> list[Finding]:
     if (match := _JOB_ENDED.match(predicate)) is not None:
         return [Finding("employer", "none"), Finding("role", "none")]
-    if _NO_JOB.match(predicate):
+    if _NO_JOB.match(predicate) or _LEFT_THE_COMPANY.match(predicate):
         return [Finding("employer", "none"), Finding("role", "none")]
     if (match := _PROMOTED.match(predicate)) is not None:
         value = value_text(match.group("role")).lower()
@@ -385,11 +392,21 @@ _MOVED_OUT = re.compile(
 )
 
 
+#: "moved into her own apartment": a home of one's own, with no one it was shared with.
+_OWN_HOME = re.compile(
+    rf"^{_ADVERBS}(?:moved into|got|has|lives in)\s+(?:her|his|their|my|our)\s+own\s+"
+    r"(?:place|home|house|apartment|flat)\b",
+    _I,
+)
+
+
 def household(predicate: str) -> list[Finding]:
     """Who someone lives with ("lives with two roommates"), or that they live alone; moving
     out of someone's home ends living with them."""
     if (match := _MOVED_OUT.match(predicate)) is not None:
         return [Finding("household", "moved out", replaced=match.group("who").lower())]
+    if _OWN_HOME.match(predicate):
+        return [Finding("household", "own home")]
     if _LIVES_ALONE.match(predicate):
         return [Finding("household", "alone")]
     if (match := _LIVES_WITH.match(predicate)) is not None:
@@ -426,6 +443,14 @@ _FISH = re.compile(
 )
 
 
+#: "started eating eggs again": a vegan no longer.
+_ANIMAL_FOODS = re.compile(
+    rf"^{_ADVERBS}(?:started eating|is eating|went back to eating|eats)\s+"
+    r"(?:eggs|dairy|cheese|honey|milk)\b(?:.*\bagain\b)",
+    _I,
+)
+
+
 def _diet_value(raw: str) -> str:
     value = raw.lower().replace("pescetarian", "pescatarian")
     return "vegan" if value == "plant-based" else value
@@ -443,6 +468,8 @@ def diet(predicate: str) -> list[Finding]:
         return [Finding("diet", "vegetarian" if verb.startswith(stops) else "omnivore")]
     if _FISH.match(predicate):
         return [Finding("diet", "not vegetarian")]
+    if _ANIMAL_FOODS.match(predicate):
+        return [Finding("diet", "not vegan")]
     return []
 
 
@@ -467,7 +494,10 @@ _RELATIONSHIP = [
     ),
     (re.compile(rf"^{_ADVERBS}(?:got engaged|proposed to|is engaged)\b", _I), "engaged"),
     (re.compile(rf"^{_ADVERBS}(?:broke up|split up|separated)\b", _I), "single"),
-    (re.compile(rf"^{_ADVERBS}(?:got divorced|divorced)\b", _I), "divorced"),
+    (
+        re.compile(rf"^{_ADVERBS}(?:got divorced|divorced|is getting divorced|is divorcing)\b", _I),
+        "divorced",
+    ),
     (
         re.compile(
             rf"^{_ADVERBS}(?:is dating|started dating|has been dating|has|got)\s+(?:a )?(?:new )?"
@@ -768,9 +798,38 @@ _WHAT_FOR = re.compile(
 _NOW = re.compile(r"^(?:(?:currently|just|only)\s+)*now\s", _I)
 
 
+#: What an activity is a kind of, where its words do not say it: training for a marathon is
+#: running, a glass of wine is drinking alcohol ("gave up running", "quit drinking alcohol").
+_KIND_OF = {
+    "marathon": "run",
+    "jog": "run",
+    "5k": "run",
+    "10k": "run",
+    "triathlon": "run",
+    "wine": "alcohol",
+    "beer": "alcohol",
+    "cocktail": "alcohol",
+    "whisky": "alcohol",
+    "whiskey": "alcohol",
+    "cigarette": "smok",
+    "vape": "smok",
+    "espresso": "coffee",
+    "latte": "coffee",
+}
+
+
+#: The words of each kind: a search for "gave up running" looks for "marathon" too.
+KIND_MEMBERS = {
+    kind: " ".join(sorted(word for word, of in _KIND_OF.items() if of == kind))
+    for kind in set(_KIND_OF.values())
+}
+
+
 def _activity_topic(raw: str) -> frozenset[str]:
-    """What an activity is, without how often: "a pottery class on Tuesdays" → pottery."""
-    return words(value_text(_BARE_VERBS.sub("", RECURRENCE.sub("", raw.strip()))))
+    """What an activity is, without how often, and what it is a kind of: "a pottery class on
+    Tuesdays" → pottery; "training for a marathon" → train, marathon, run."""
+    topic = words(value_text(_BARE_VERBS.sub("", RECURRENCE.sub("", raw.strip()))))
+    return topic | {_KIND_OF[word] for word in topic if word in _KIND_OF}
 
 
 def activity(predicate: str) -> list[Finding]:

@@ -292,7 +292,8 @@ _COUPLE = re.compile(
     r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:broke up|split up|separated|"
     r"divorced|married|got (?:married|engaged|divorced|back together)|tied the knot|"
     r"started dating|"
-    r"(?:are|were) (?:now\s+)?(?:married|engaged|divorced|dating|separated))\b.*)$"
+    r"(?:are|were) (?:now\s+)?(?:married|engaged|divorced|dating|separated)|"
+    r"are (?:getting divorced|divorcing))\b.*)$"
 )
 
 

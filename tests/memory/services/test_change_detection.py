@@ -317,6 +317,54 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "gym",
         ),
         (
+            "a_kind_of_activity_given_up",
+            "Sam is training for a half marathon.",
+            "Sam gave up running after his knee surgery.",
+            "activity",
+        ),
+        (
+            "alcohol_quit",
+            "The user drinks a glass of wine every evening.",
+            "The user quit drinking alcohol.",
+            "activity",
+        ),
+        (
+            "getting_divorced",
+            "Marcus is married to Julia.",
+            "Marcus and Julia are getting divorced.",
+            "relationship",
+        ),
+        (
+            "eggs_again",
+            "Ravi is vegan.",
+            "Ravi started eating eggs again.",
+            "diet",
+        ),
+        (
+            "a_home_of_her_own",
+            "Grace lives with her parents.",
+            "Grace moved into her own apartment.",
+            "household",
+        ),
+        (
+            "a_plan_that_is_a_noun",
+            "The user's internet provider is Comcast.",
+            "The user dropped Comcast for a fiber plan from Sonic.",
+            "internet provider",
+        ),
+        (
+            "renamed",
+            "The main branch is called master.",
+            "We renamed the main branch to main.",
+            "name of main branch",
+        ),
+        (
+            "left_the_company",
+            "Mike is the CTO.",
+            "Mike left the company.",
+            "activity",
+        ),
+        (
             "how_much_a_day",
             "Chen drinks three coffees a day.",
             "Chen quit coffee last month.",
@@ -424,6 +472,21 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "a_role_elsewhere",
             "Emma is the captain of the soccer team.",
             "Emma was promoted to senior engineer.",
+        ),
+        (
+            "coffee_is_not_alcohol",
+            "The user drinks a glass of wine every evening.",
+            "The user stopped drinking coffee.",
+        ),
+        (
+            "a_team_position_outlives_a_job",
+            "Emma is the captain of the soccer team.",
+            "Emma lost her job.",
+        ),
+        (
+            "another_thing_renamed",
+            "The main branch is called master.",
+            "We renamed the staging server to atlas.",
         ),
         (
             "a_sibling_died",
