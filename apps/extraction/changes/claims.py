@@ -281,7 +281,10 @@ def _key_values(sentence: str, speaker: str | None, number: int) -> list[Claim]:
     ):
         return []
     if "owner" not in match.re.groupindex:
-        return [Claim(entity=UNOWNED, attribute=f"key:{key}", value=value, sentence=number)]
+        # In a conversation the speaker's ("Ana: the game is at 7pm"): two speakers may speak
+        # of two games.
+        entity = speaker or UNOWNED
+        return [Claim(entity=entity, attribute=f"key:{key}", value=value, sentence=number)]
     owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")
     entity = {"the user": "user", "the team": "team", "our": "team", "we": "team"}.get(owner)
     if owner.startswith("the ") and owner[4:] in THINGS:

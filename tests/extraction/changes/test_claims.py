@@ -561,6 +561,14 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             "The user's yoga class is on Tuesdays and Thursdays.",
             False,
         ),
+        # A key said without an owner is the speaker's in a conversation.
+        (
+            "one_speakers_event_moved",
+            "Ana: The game is at 7pm.",
+            "Ana: The game was moved to 9pm.",
+            True,
+        ),
+        ("two_speakers_two_events", "Ana: The game is at 7pm.", "Ben: The game is at 8pm.", False),
         (
             "a_server_not_a_platform",
             "The database runs on MySQL 5.7.",
