@@ -12,19 +12,16 @@ know makes none either, so an unchanged fact is never retired by a paraphrase of
 * :mod:`.text` — sentences, the speaker of a conversation memory, the subject of a sentence;
 * :mod:`.patterns` — the attribute rules (employment, residence, diet, relationship, pets,
   health, activities, test results, tools and settings, decisions, "no longer");
+* :mod:`.keys` — a key's value ("my favourite colour is …", "the upload limit was raised to …");
 * :mod:`.claims` — :func:`extract_claims`: a memory's text → its claims;
 * :mod:`.compare` — :func:`conflict`: whether two claims state different values.
 """
 
 from __future__ import annotations
 
-from apps.extraction.changes.claims import (
-    SINGLE_VALUED_KEYS,
-    Claim,
-    extract_claims,
-    states_attribute,
-)
+from apps.extraction.changes.claims import Claim, extract_claims, states_attribute
 from apps.extraction.changes.compare import conflict, search_words
+from apps.extraction.changes.keys import SINGLE_VALUED_KEYS
 
 __all__ = [
     "SINGLE_VALUED_KEYS",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from apps.extraction.changes.claims import UNOWNED, Claim
+from apps.extraction.changes.claims import Claim
+from apps.extraction.changes.keys import UNOWNED
 from apps.extraction.changes.patterns import (
     ACTIVE,
     ALIVE,
     CHOICE,
+    FRAME,
     HELD,
     KIND_MEMBERS,
     OCCUPATIONS,
@@ -73,6 +75,10 @@ def _ends_holding(old: Claim, new: Claim) -> bool | None:
             # Spotify for music" standing.
             kind = words(other.attribute.split(":", 1)[1])
             return True if ended <= held | kind else None
+        if held and stop.replaced:
+            # A value named as replaced ends a holding only whole: "replaced Sentry with
+            # Datadog" ends "runs on Sentry", "replaced the Sentry dashboard" does not.
+            return True if ended <= held else None
         if held:
             return True if _overlap(ended, held) else None
     return None
@@ -277,6 +283,11 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return not _same_value(old.value, new.value)
     if old.attribute != new.attribute:
         return None
+    if family == FRAME:
+        # "now flies with Delta" against "flies with United"; "now also" adds (no claim).
+        if not (old.now or new.now):
+            return None
+        return not (old.topic <= new.topic or new.topic <= old.topic)
     if family == "diet":
         return _diet(old, new)
     if family == CHOICE:
@@ -328,6 +339,7 @@ _FAMILY_WORDS = {
     HELD: "",
     SWITCHED: "switched moved transferred upgraded",
     PHRASE: "",
+    FRAME: "",
 }
 
 
@@ -344,7 +356,7 @@ def search_words(claim: Claim) -> str:
         # "quit smoking" finds "is a smoker", "stopped swimming" "is a swimmer".
         extra += [f"{word}{double}er" for word in claim.topic for double in ("", word[-1])]
         extra += [KIND_MEMBERS.get(word, "") for word in claim.topic]
-    if claim.family in ("pets", "health", "tool", "key", SWITCHED):
+    if claim.family in ("pets", "health", "tool", "key", SWITCHED, FRAME):
         qualifier = claim.attribute.split(":", 1)[-1]
         extra += [qualifier, _KEY_WORDS.get(qualifier, "")]
     return " ".join([_FAMILY_WORDS[claim.family], *extra]).strip()

@@ -55,6 +55,9 @@ SWITCHED, PHRASE = "switched", "phrase"
 ALIVE, DEAD = "alive", "dead"
 #: Where someone works from: ``remote``, ``office`` or ``hybrid``.
 WORKPLACE = "workplace"
+#: What a verb says someone does, told "now" against what it said before ("now flies with
+#: Delta" against "flies with United"): ``frame:<verb>``.
+FRAME = "frame"
 
 
 #: A finding: the attribute, its value and, for topical attributes, the topic's words.
@@ -502,7 +505,8 @@ _RELATIONSHIP = [
         re.compile(
             rf"^{_ADVERBS}(?:is dating|started dating|has been dating|has|got)\s+(?:a )?(?:new )?"
             r"(?:girlfriend|boyfriend|partner)\b"
-            rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is seeing)\s+"
+            rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is seeing|"
+            r"has been seeing)\s+"
             r"(?:someone|somebody)\b"
             rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is in a relationship with)"
             r"\s+(?-i:[A-Z][a-z]+)\b",
@@ -759,7 +763,14 @@ _ENDED = re.compile(
 _FOR_A_WHILE = re.compile(
     r"\b(?:early|temporarily|for now|for a while|for the (?:day|night|evening|weekend|week|"
     r"holidays?|season|summer|winter)|for (?:a|the) (?:few|couple)|until|today|tonight|"
+    r"for (?:a|one|two|three) (?:day|night|week|weekend|month)s?|"
     r"this (?:morning|afternoon|evening))\b",
+    _I,
+)
+#: A stop for a spell, not for good: "stopped jogging for a week because of the rain".
+_FOR_A_SPELL = re.compile(
+    r"\b(?:temporarily|for now|for a while|for (?:a|one|two|three|a few|a couple of) "
+    r"(?:days?|nights?|weeks?|weekends?|months?)|until)\b",
     _I,
 )
 #: "is the team lead", "is the product manager for the mobile app", "is the lead singer of the
@@ -856,6 +867,7 @@ def activity(predicate: str) -> list[Finding]:
         (match := _STOPPED.match(predicate)) is not None
         and not _NEGATED_ONLY.match(predicate)
         and not _ONE_OCCASION.match(predicate)
+        and not _FOR_A_SPELL.search(predicate)
     ):
         topic = _activity_topic(_WHAT_FOR.sub("", match.group("topic")))
         return [Finding("activity", STOPPED, topic)] if topic else []
@@ -1163,7 +1175,7 @@ def _tool(topic: str | None) -> str:
 
 #: "replaced the MacBook Air with a ThinkPad": the first is no longer used.
 _REPLACED_WITH = re.compile(
-    rf"^{_ADVERBS}(?:replaced|swapped)\s+(?:the|her|his|their|my|our|its)\s+(?P<old>.+?)\s+"
+    rf"^{_ADVERBS}(?:replaced|swapped)\s+(?:(?:the|her|his|their|my|our|its)\s+)?(?P<old>.+?)\s+"
     r"(?:with|for)\s+(?P<value>.+)$",
     _I,
 )
@@ -1354,6 +1366,35 @@ RULES = (
 )
 
 
+#: A present-tense verb and what follows it ("flies with United"); verbs of being, saying,
+#: wanting or feeling say nothing a later "now" replaces.
+_PRESENT = re.compile(
+    r"^(?P<now>(?:(?:currently|just|only)\s+)*now\s+)?(?P<verb>[a-z]+s)\s+(?P<rest>.+)$"
+)
+_FRAME_END = re.compile(r"[,;]|\b(?:because|since|after|when|while|so|but|and)\b", _I)
+_NOT_FRAMES = word_set(
+    "is has was does says thinks seems looks feels needs wants knows means gets goes likes "
+    "loves hates prefers hopes plans tries asks tells"
+)
+
+
+def frames(predicate: str, *, now_only: bool = False) -> list[Finding]:
+    """What the clause's verb says the subject does: ``frame:<verb>`` with what follows as the
+    topic ("flies with United"). ``now_only``: only told "now" ("now flies with Delta"), as a
+    newer memory's claim; an older memory's frames are read only against one (never to decide
+    anything alone)."""
+    match = _PRESENT.match(predicate)
+    if match is None or match.group("verb").lower() in _NOT_FRAMES or unsettled(predicate):
+        return []
+    now = match.group("now") is not None
+    if (now_only and not now) or _ANOTHER_ROLE.search(predicate):
+        return []
+    # The whole complement ("with Delta for work trips"), up to a reason or another clause.
+    topic = words(_FRAME_END.split(match.group("rest"), maxsplit=1)[0])
+    verb = match.group("verb").lower()
+    return [Finding(f"{FRAME}:{verb}", " ".join(sorted(topic)), topic, now=now)] if topic else []
+
+
 def unsettled(predicate: str) -> bool:
     """Whether the clause hedges, plans or wishes rather than states what holds."""
     return _UNSETTLED.search(predicate) is not None
@@ -1377,4 +1418,5 @@ def findings(predicate: str) -> list[Finding]:
             # is read only of a project's thing, so the switch stays for anyone else.
             continue
         found.extend(rule(predicate))
-    return found
+    # Nothing else read: what holds now, told against what held ("now flies with Delta").
+    return found or frames(predicate, now_only=True)

@@ -34,8 +34,13 @@ from django.utils import timezone
 
 from apps.core.telemetry import emit
 from apps.extraction.changes import Claim, conflict, extract_claims, search_words
-from apps.extraction.changes.claims import claim_share, living_claims, phrase_claims
-from apps.extraction.changes.patterns import ALIVE, HELD, PHRASE, SWITCHED
+from apps.extraction.changes.claims import (
+    claim_share,
+    frame_claims,
+    living_claims,
+    phrase_claims,
+)
+from apps.extraction.changes.patterns import ALIVE, FRAME, HELD, PHRASE, SWITCHED
 from apps.memory.models import Memory, MemorySource, SupersedeReason
 from apps.memory.selectors import (
     memory_change_candidates,
@@ -58,7 +63,7 @@ def _reason(later: Claim, older: Claim) -> str:
     # An end names what it ended by the older claim's attribute: "sold the iPhone" against
     # "the user's phone is an iPhone 12" changed the phone.
     claim = older if later.family != older.family else later
-    qualified = ("key", HELD, SWITCHED, PHRASE)
+    qualified = ("key", HELD, SWITCHED, PHRASE, FRAME)
     label = claim.attribute.split(":", 1)[1] if claim.family in qualified else claim.family
     return f"{SupersedeReason.CHANGED_VALUE}:{label}"
 
@@ -77,8 +82,9 @@ class _Claims:
 
     def compared_with(self, memory: Memory, claims: list[Claim]) -> list[Claim]:
         """``memory``'s claims, and what it says of each kind where one of ``claims`` is a
-        switch ("works night shifts" against "switched to day shifts"), and who it names as
-        living where one is a death ("a parrot named Kiwi" against "Kiwi died")."""
+        switch ("works night shifts" against "switched to day shifts"), who it names as living
+        where one is a death ("a parrot named Kiwi" against "Kiwi died"), and what its verbs
+        say where one is told "now" ("flies with United" against "now flies with Delta")."""
         said = self.of(memory)
         if any(claim.family == SWITCHED for claim in claims):
             if memory.pk not in self._phrases:
@@ -86,6 +92,8 @@ class _Claims:
             said = [*said, *self._phrases[memory.pk]]
         if any(claim.family == ALIVE for claim in claims):
             said = [*said, *living_claims(memory.text)]
+        if any(claim.family == FRAME for claim in claims):
+            said = [*said, *frame_claims(memory.text)]
         return said
 
 

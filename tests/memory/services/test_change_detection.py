@@ -365,6 +365,48 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "activity",
         ),
         (
+            "a_provider_moved_from",
+            "The user's savings are with Marcus by Goldman Sachs.",
+            "The user moved the savings from Marcus to Wealthfront.",
+            "savings",
+        ),
+        (
+            "replaced_what_it_runs_on",
+            "Our error tracking runs on Sentry.",
+            "We replaced Sentry with Datadog for error tracking.",
+            "error tracking",
+        ),
+        (
+            "a_schedule_changed",
+            "The on-call rotation is weekly.",
+            "The on-call rotation changed to every two weeks.",
+            "on-call rotation",
+        ),
+        (
+            "a_date_pushed",
+            "The code freeze is on December 15.",
+            "The code freeze was pushed to December 20.",
+            "code freeze",
+        ),
+        (
+            "seeing_someone",
+            "The user is single.",
+            "The user has been seeing someone named Jordan since March.",
+            "relationship",
+        ),
+        (
+            "pushed_back",
+            "The team's standup is at 9:15.",
+            "We pushed standup back to 9:45.",
+            "standup",
+        ),
+        (
+            "now_with_another",
+            "The user flies with United.",
+            "The user now flies with Delta for work trips.",
+            "flies",
+        ),
+        (
             "how_much_a_day",
             "Chen drinks three coffees a day.",
             "Chen quit coffee last month.",
@@ -487,6 +529,31 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "another_thing_renamed",
             "The main branch is called master.",
             "We renamed the staging server to atlas.",
+        ),
+        (
+            "a_part_replaced",
+            "Our error tracking runs on Sentry.",
+            "We replaced the Sentry dashboard with a new layout.",
+        ),
+        (
+            "stopped_for_a_spell",
+            "The user jogs three times a week.",
+            "The user stopped jogging for a week because of the rain.",
+        ),
+        (
+            "another_event_pushed",
+            "The code freeze is on December 15.",
+            "The holiday party was pushed to December 20.",
+        ),
+        (
+            "someone_elses_switch",
+            "The user takes metformin for diabetes.",
+            "The user's mother switched from metformin to insulin.",
+        ),
+        (
+            "now_also",
+            "The user flies with United.",
+            "The user now also flies with Delta.",
         ),
         (
             "a_sibling_died",

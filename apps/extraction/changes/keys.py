@@ -1,0 +1,246 @@
+"""A key's value: "my favourite colour is blue", "the user's manager is Rita", "the upload
+size limit was increased to 50 MB", "we moved the retro to 11am" — what a sentence says a named
+key of its subject (or of no one named) holds, and whether the key holds one value at a time."""
+
+from __future__ import annotations
+
+import re
+
+from apps.extraction.changes.patterns import (
+    HELD,
+    HOLDS,
+    Finding,
+    unsettled,
+    value_text,
+    words,
+)
+from apps.extraction.changes.text import THING_NAMES, THINGS, WRITER, opened_parts
+
+#: One value: no clause punctuation, but a dot inside it (an address, a version), a title's
+#: ("Mr. Green", "Dr. Kim") and a thousands comma ("$2,100").
+_VALUE = r"(?:[^,;.!?()]|\.(?=\S)|(?:(?<=Mr)|(?<=Ms)|(?<=Dr)|(?<=St)|(?<=Mrs))\.\s|,(?=\d{3}\b))"
+#: Whose key it is, as a possessive ("the user's", "my", "Carol's") or as the subject.
+_OWNER = (
+    rf"^(?P<owner>(?i:the user's|the team's|my|our|the (?:{THING_NAMES})(?:'s|’s))|"
+    r"(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
+)
+_SUBJECT = (
+    rf"^(?P<owner>(?i:the user|the team|i|we|the (?:{THING_NAMES}))|(?P<name>[A-Z][a-z]+))\s+"
+)
+_KEY = r"(?P<key>[a-z][a-z0-9 -]{1,40}?)"
+#: Verbs that move a key's value up or down ("raised the hourly rate to $95").
+_RAISED = r"raised|lowered|increased|decreased|reduced|cut|bumped|upped"
+#: "my favourite colour is blue", "Andrew's manager is Rita", "our default branch is main".
+_KEY_VALUE = re.compile(
+    _OWNER
+    + r"(?:(?i:new|current|latest|updated)\s+)?"
+    + _KEY
+    # "our error tracking runs on Sentry", "the user's savings are with Marcus".
+    + r"\s+(?:is|are|runs on|run on|is hosted on|are hosted on|lives on)\s+"
+    + r"(?:now\s+|currently\s+|still\s+)?(?:with\s+)?"
+    + rf"(?P<value>{_VALUE}{{1,60}})$",
+)
+#: "Carol changed her email to …", "the user updated their phone number to …": a key's new
+#: value told by the change itself; the owner is the sentence's subject.
+_KEY_CHANGED = re.compile(
+    _SUBJECT
+    # Not "moved": "moved her car to the garage" puts the car somewhere, its value stays.
+    + r"(?i:has\s+|have\s+)?"
+    # "switched dentists to Dr. Patel": a plural key, no possessive ("switched the editor to
+    # light mode" sets a theme, not the editor).
+    + r"(?:(?i:changed|updated|switched)\s+(?:(?i:his|her|their|my|our)\s+)?|"
+    + rf"(?i:{_RAISED})\s+(?i:his|her|their|my|our|the|its)\s+)"
+    + r"(?!(?i:the|its|a|an)\s)"
+    + _KEY
+    # "switched gyms from Planet Fitness to Equinox": the old value named on the way.
+    + r"(?:\s+(?i:from)\s+[^,;]+?)?"
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+)
+#: "The user's rent was raised to $2,100": the same change told of the key.
+_KEY_CHANGED_PASSIVE = re.compile(
+    _OWNER
+    + _KEY
+    + rf"\s+(?i:was|were|has been|have been|got)\s+(?i:changed|updated|switched|moved|{_RAISED})"
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+)
+#: "My phone number changed to …", "our rent increased to $2,100": the key's value changed,
+#: told without an auxiliary. Read for keys that hold one value only ("my team switched to
+#: Kotlin" changes what the team uses, not which team it is).
+_KEY_CHANGED_ITSELF = re.compile(
+    _OWNER
+    + _KEY
+    + r"\s+(?i:changed|switched|increased|decreased|rose|dropped|went up|went down)"
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+)
+#: A key said without an owner ("The upload limit is 10 MB", "Sprint planning moved to
+#: Wednesdays"): the subject's own or their team's, read only for a key that holds one value.
+_UNOWNED = r"^(?:(?i:the)\s+)?(?i:(?P<key>[a-z][a-z0-9 -]{1,40}?))"
+_UNOWNED_KEY_VALUE = re.compile(
+    _UNOWNED + r"\s+(?:is|are)\s+(?:now\s+|currently\s+)?" + rf"(?P<value>{_VALUE}{{1,60}})$"
+)
+_UNOWNED_KEY_CHANGED = re.compile(
+    _UNOWNED
+    + r"\s+(?:(?i:was|were|has been|have been|got)\s+)?"
+    + rf"(?i:changed|switched|moved|rescheduled|pushed back|pushed|{_RAISED}|increased|"
+    + r"decreased|rose|dropped|went up|went down)"
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
+)
+#: "The main branch is called master", then "we renamed the main branch to main": a thing's
+#: name, one at a time.
+_UNOWNED_CALLED = re.compile(
+    _UNOWNED + r"\s+(?:is|are)\s+(?:now\s+)?(?:called|named)\s+" + rf"(?P<value>{_VALUE}{{1,60}})$"
+)
+_RENAMED = re.compile(
+    _SUBJECT
+    + r"(?i:has\s+|have\s+)?(?i:renamed)\s+(?i:the|our|my|his|her|their)\s+"
+    + _KEY
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
+)
+#: "We moved the retro to 11am": an event's time changed by whoever holds it.
+_RESCHEDULED = re.compile(
+    _SUBJECT
+    + r"(?i:has\s+|have\s+)?(?i:moved|rescheduled|pushed|pushed back|postponed|shifted)\s+"
+    + r"(?:(?i:the|our|my|his|her|their)\s+)?"
+    + _KEY
+    + rf"\s+(?:(?i:back|forward|up)\s+)?(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
+)
+#: "The user has a new landlord, Ms. Ortiz", "I got a new doctor: Dr. Patel": a new holder.
+_KEY_NEW = re.compile(
+    _SUBJECT
+    + r"(?i:has|have|got|found)\s+(?i:a)\s+(?i:new)\s+"
+    + _KEY
+    + rf"(?:\s*[,:]\s*|\s+(?i:named|called)\s+)(?P<value>{_VALUE}{{1,60}})$",
+)
+#: "Priya now reports to Elena": the manager, told by the reporting line.
+_REPORTS_TO = re.compile(
+    _SUBJECT
+    + r"(?i:now\s+|currently\s+)?(?i:reports|reported)\s+(?i:directly\s+)?(?i:to)\s+"
+    + r"(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)?)$",
+)
+#: Patterns that tell a key's value without naming the key.
+_IMPLIED_KEYS = {_REPORTS_TO: "manager"}
+#: Keys whose value is one thing at a time: a new value replaces the old one.
+SINGLE_VALUED_KEYS = (
+    r"(?:favou?rite [a-z ]+|birthday|age|e-?mail(?: address)?|phone(?: number)?|address|"
+    r"home address|time ?zone|manager|boss|job title|title|salary|budget|deadline|"
+    r"default branch|port|version|editor|ide|shell|operating system|os|main language|"
+    r"primary language|database|stack|department|rent|car|commute|school|major|gym|doctor|"
+    r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
+    r"username|handle|pronouns|employer|company|city|country|relationship status|landlord|"
+    r"dentist|(?:hourly |daily |monthly )?rate|price|fee|"
+    # "the upload size limit", "the API rate limit", "the session timeout", "the max file
+    # size", "the default region".
+    r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold|rotation|schedule|cadence|frequency)|"
+    r"(?:max|maximum|min|minimum|default)(?: [a-z-]+){1,2})"
+)
+#: A key may say what it is for: "the budget for the trip", "the deadline of the report".
+_SINGLE_VALUED_KEYS = re.compile(
+    rf"^{SINGLE_VALUED_KEYS}(?:\s+(?:for|of|on|at|in)\s+[a-z0-9 -]+)?$"
+)
+#: "my team is like a second family", "our deploy day is great": a judgement, not a value.
+_EVALUATIVE = re.compile(
+    r"^(?:like|so|such|very|really|pretty|quite|too|the best|the worst|a (?:great|big|huge)|"
+    r"great|awesome|amazing|important|special|fun|cool|nice|good|bad|hard|tough|easy|"
+    r"different|the same|always|never|still|not)\b"
+)
+#: "The user's cat is named Whiskers": the name is the value.
+_NAMED = re.compile(r"^(?:named|called)\s+")
+#: A value that is a time of the week or day: "at 9am", "on Mondays", "every Friday at noon".
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+_WHEN = re.compile(
+    r"^(?:(?:on|at|every)\s+)?(?:(?:the\s+)?(?:first|second|third|fourth|last)\s+)?"
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?:\s+of\s+(?:the|each|every)\s+month)?|"
+    # A date: "December 15", "15 December", "the 15th".
+    rf"{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}|"
+    r"the\s+\d{1,2}(?:st|nd|rd|th)|"
+    r"\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|midnight)"
+    r"(?:\s+(?:at|and|on|every)\s+\S+)*$"
+)
+_WHEN_LEAD = re.compile(r"^(?:on|at)\s+")
+_KEY_PATTERNS = (
+    _RENAMED,
+    _KEY_VALUE,
+    _KEY_CHANGED,
+    _KEY_CHANGED_PASSIVE,
+    _KEY_CHANGED_ITSELF,
+    _KEY_NEW,
+    _REPORTS_TO,
+)
+#: Patterns read only for a key that holds one value (a key or an event's time).
+_ONE_VALUE_ONLY = (_KEY_CHANGED_ITSELF, _UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
+#: The entity of a key said without an owner.
+UNOWNED = "*"
+#: "The weekly sync", "our standup meeting": an event named with how often and what it is.
+_EVENT_KEY = re.compile(
+    r"^(?:(?:daily|weekly|biweekly|monthly|regular|usual|team)\s+)*(?P<event>.+?)"
+    r"(?:\s+(?:meeting|call|session))?$"
+)
+_CHANGED = re.compile(r"\b(?:is now|are now|changed|switched|no longer)\b", re.I)
+
+
+def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
+    """The key a sentence gives a value, as ``(entity, finding)``: ``key:<key>`` for a key that
+    holds one value, ``held:<key>`` (its words as the topic) for one that may hold several."""
+    parts = (sentence.strip().rstrip(".!"), *opened_parts(sentence))
+    match = next(
+        (
+            found
+            for stated in parts
+            for pattern in _KEY_PATTERNS
+            if (found := pattern.match(stated))
+        ),
+        None,
+    ) or next(
+        (
+            found
+            for stated in parts
+            for pattern in (_UNOWNED_CALLED, _UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
+            if (found := pattern.match(stated[:1].lower() + stated[1:]))
+        ),
+        None,
+    )
+    if match is None or unsettled(sentence):
+        return []
+    implied = _IMPLIED_KEYS.get(match.re)
+    key = implied or match.group("key").strip().lower()
+    if match.re in (_UNOWNED_CALLED, _RENAMED):
+        key = f"name of {key}"  # a thing's name holds one value
+    if not _SINGLE_VALUED_KEYS.match(key) and _SINGLE_VALUED_KEYS.match(key.removesuffix("s")):
+        key = key.removesuffix("s")
+    # An event's time is one at a time: "the user's daily standup is at 9am", then "… was
+    # moved to 10am" (read before the value is cut, which ends a value at a time phrase).
+    when = _WHEN.match(match.group("value").strip().rstrip(".").lower())
+    if when:
+        value = _WHEN_LEAD.sub("", when.group(0))
+    else:
+        value = _NAMED.sub("", value_text(match.group("value")).lower())
+    if when is not None:
+        key = _EVENT_KEY.sub(r"\g<event>", key)
+    elif match.re is _RESCHEDULED:
+        return []  # "moved her car to the garage" puts the car somewhere
+    one_at_a_time = bool(_SINGLE_VALUED_KEYS.match(key)) or when is not None
+    single_valued = one_at_a_time or bool(_CHANGED.search(sentence))
+    if (not single_valued and match.re is not _KEY_VALUE) or (
+        match.re in _ONE_VALUE_ONLY and not one_at_a_time
+    ):
+        return []
+    if "owner" not in match.re.groupindex:
+        # In a conversation the speaker's ("Ana: the game is at 7pm"): two speakers may speak
+        # of two games.
+        return [(speaker or UNOWNED, Finding(f"key:{key}", value))]
+    owner = match.group("owner").lower().removesuffix("'s").removesuffix("’s")
+    entity = {"the user": "user", "the team": "team", "our": "team", "we": "team"}.get(owner)
+    if owner.startswith("the ") and owner[4:] in THINGS:
+        entity = THINGS[owner[4:]]
+    if owner in ("my", "i"):
+        entity = speaker or WRITER
+    elif match.group("name"):
+        entity = match.group("name").lower()
+    if entity is None or not value or _EVALUATIVE.match(value):
+        return []
+    if not single_valued:
+        # "The user's bank is Chase": a key that may hold several values at once, so another
+        # value replaces nothing; only a statement that ends this one does ("closed the Chase
+        # account").
+        return [(entity, Finding(f"{HELD}:{key}", HOLDS, words(value)))]
+    return [(entity, Finding(f"key:{key}", value))]
