@@ -58,9 +58,9 @@ class Claim:
         return self.attribute.split(":", 1)[0]
 
 
-#: "We rewrote the API in FastAPI", "the team migrated the database to PostgreSQL 15".
-#: "We migrated the frontend from Angular to React", "we moved CI from Jenkins to GitHub
-#: Actions", "we moved the billing service to CockroachDB": the thing keeps its kind.
+#: "We rewrote the API in FastAPI", "we migrated the frontend from Angular to React", "we moved
+#: the billing service to CockroachDB": what a project's thing runs on, told of its makers (the
+#: thing keeps its kind).
 _REBUILT = re.compile(
     r"^(?i:we|i|the team|our team)\s+(?i:have\s+|has\s+)?"
     r"(?i:rewrote|rewritten|migrated|moved|ported|switched|converted|rebuilt)\s+"
