@@ -231,10 +231,11 @@ _OWNERS_OF_UNOWNED = frozenset({"user", "team", WRITER})
 
 
 def _same_entity(left: str, right: str) -> bool:
-    """The same entity, or a key said without an owner ("the standup is at 9:30") and the
-    writer's, the user's or the team's ("we moved the standup to 10")."""
-    if left == right:
-        return True
+    """The same entity (a team and its project are one), or a key said without an owner ("the
+    standup is at 9:30") and the writer's, the user's or the team's ("we moved the standup to
+    10")."""
+    if left == right or {left, right} == {"team", "project"}:
+        return True  # "we switched the test runner" and "the project's test runner"
     return UNOWNED in (left, right) and bool({left, right} & _OWNERS_OF_UNOWNED)
 
 

@@ -117,8 +117,22 @@ _REPORTS_TO = re.compile(
     + r"(?i:now\s+|currently\s+)?(?i:reports|reported)\s+(?i:directly\s+)?(?i:to)\s+"
     + r"(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)?)$",
 )
+#: "The user now goes by Bob": the name the subject is called by.
+_GOES_BY = re.compile(
+    _SUBJECT
+    + r"(?i:now\s+)?(?i:goes|go)\s+(?i:by)\s+"
+    + r"(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)?)$",
+)
+#: "We switched the test runner from Jest to Vitest": a key's value, the old one named.
+_KEY_SWITCHED_FROM = re.compile(
+    _SUBJECT
+    + r"(?i:has\s+|have\s+)?(?i:changed|switched|moved|migrated)\s+(?i:the|our|my|his|her|their)\s+"
+    + _KEY
+    + r"\s+(?i:from)\s+[^,;]+?"
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+)
 #: Patterns that tell a key's value without naming the key.
-_IMPLIED_KEYS = {_REPORTS_TO: "manager"}
+_IMPLIED_KEYS = {_REPORTS_TO: "manager", _GOES_BY: "preferred name"}
 #: Keys whose value is one thing at a time: a new value replaces the old one.
 SINGLE_VALUED_KEYS = (
     r"(?:favou?rite [a-z ]+|birthday|age|e-?mail(?: address)?|phone(?: number)?|address|"
@@ -127,7 +141,8 @@ SINGLE_VALUED_KEYS = (
     r"primary language|database|stack|department|rent|car|commute|school|major|gym|doctor|"
     r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
     r"username|handle|pronouns|employer|company|city|country|relationship status|landlord|"
-    r"dentist|(?:hourly |daily |monthly )?rate|price|fee|"
+    r"dentist|(?:hourly |daily |monthly )?rate|price|fee|preferred name|test runner|linter|"
+    r"formatter|bundler|package manager|build tool|ci provider|host|hosting provider|"
     # "the upload size limit", "the API rate limit", "the session timeout", "the max file
     # size", "the default region".
     r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold|rotation|schedule|cadence|frequency)|"
@@ -159,6 +174,8 @@ _WHEN = re.compile(
 _WHEN_LEAD = re.compile(r"^(?:on|at)\s+")
 _KEY_PATTERNS = (
     _RENAMED,
+    _GOES_BY,
+    _KEY_SWITCHED_FROM,
     _KEY_VALUE,
     _KEY_CHANGED,
     _KEY_CHANGED_PASSIVE,
@@ -178,10 +195,73 @@ _EVENT_KEY = re.compile(
 _CHANGED = re.compile(r"\b(?:is now|are now|changed|switched|no longer)\b", re.I)
 
 
+#: Where a piece of work stands, one status at a time: "the payments PR is in review", then
+#: "… was merged"; "bug 4512 is open", then "… was fixed in 2.3"; "the deploy is blocked on the
+#: security review", then "… is no longer blocked".
+_STATUS = (
+    r"open|closed|merged|in review|under review|in progress|blocked|unblocked|done|finished|"
+    r"complete|completed|pending|deployed|live|released|shipped|fixed|resolved|approved|"
+    r"rejected|cancell?ed|on hold|paused|a draft|draft|ready|reopened|failing|passing|broken"
+)
+_STATUS_IS = re.compile(
+    _UNOWNED
+    + r"\s+(?i:is|are)\s+(?i:now\s+|still\s+|currently\s+)?(?P<negated>(?i:no longer|not)\s+)?"
+    + rf"(?P<status>(?i:{_STATUS}))(?:\s+(?i:on|by|for|in|until|pending)\b.*)?$"
+)
+_STATUS_CHANGED = re.compile(
+    _UNOWNED
+    + r"\s+(?i:was|were|has been|have been|got)\s+(?i:finally\s+|just\s+|now\s+)?"
+    + r"(?P<status>(?i:merged|fixed|closed|resolved|deployed|approved|rejected|shipped|reopened|"
+    + r"cancell?ed|released|completed|finished|blocked|unblocked|paused))\b(?:\s+.*)?$"
+)
+#: "Ticket OPS-88 is assigned to Maria", then "… was reassigned to Dev".
+_ASSIGNED = re.compile(
+    _UNOWNED
+    + r"\s+(?i:is|was|has been)\s+(?i:now\s+)?(?i:re)?(?i:assigned)\s+(?i:to)\s+"
+    + r"(?P<value>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)$"
+)
+_STATUS_ALIASES = {
+    "under review": "in review",
+    "canceled": "cancelled",
+    "a draft": "draft",
+    "complete": "done",
+    "completed": "done",
+    "finished": "done",
+}
+#: Who or what a status is never read of: a person's state is not a piece of work's.
+_NOT_WORK = frozenset({"user", "i", "we", "team", "you", "he", "she", "they", "it", "this", "that"})
+
+
+def _work_status(parts: tuple[str, ...], speaker: str | None) -> list[tuple[str, Finding]]:
+    """A piece of work's status or assignee (see :data:`_STATUS_IS`), as ``(entity, finding)``."""
+    for stated in parts:
+        for pattern in (_STATUS_IS, _STATUS_CHANGED, _ASSIGNED):
+            match = pattern.match(stated)
+            if match is None:
+                continue
+            thing = match.group("key").strip().lower().removeprefix("the ")
+            if thing in _NOT_WORK or thing.split()[0] in _NOT_WORK:
+                return []
+            if pattern is _ASSIGNED:
+                return [
+                    (
+                        speaker or UNOWNED,
+                        Finding(f"key:assignee of {thing}", match["value"].lower()),
+                    )
+                ]
+            status = _STATUS_ALIASES.get(match["status"].lower(), match["status"].lower())
+            if pattern is _STATUS_IS and match.group("negated"):
+                status = "unblocked" if status == "blocked" else f"not {status}"
+            return [(speaker or UNOWNED, Finding(f"key:status of {thing}", status))]
+    return []
+
+
 def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
     """The key a sentence gives a value, as ``(entity, finding)``: ``key:<key>`` for a key that
     holds one value, ``held:<key>`` (its words as the topic) for one that may hold several."""
     parts = (sentence.strip().rstrip(".!"), *opened_parts(sentence))
+    if not unsettled(sentence) and (status := _work_status(parts, speaker)):
+        return status
     match = next(
         (
             found

@@ -407,6 +407,42 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "flies",
         ),
         (
+            "a_pr_merged",
+            "The payments migration PR is in review.",
+            "The payments migration PR was merged.",
+            "status of payments migration pr",
+        ),
+        (
+            "a_bug_fixed",
+            "Bug 4512 is open.",
+            "Bug 4512 was fixed in release 2.3.",
+            "status of bug 4512",
+        ),
+        (
+            "no_longer_blocked",
+            "The deploy is blocked on the security review.",
+            "The deploy is no longer blocked; the security review passed.",
+            "status of deploy",
+        ),
+        (
+            "reassigned",
+            "Ticket OPS-88 is assigned to Maria.",
+            "Ticket OPS-88 was reassigned to Dev.",
+            "assignee of ticket ops-88",
+        ),
+        (
+            "goes_by",
+            "The user's preferred name is Robert.",
+            "The user now goes by Bob.",
+            "preferred name",
+        ),
+        (
+            "the_team_and_its_project",
+            "The project's test runner is Jest.",
+            "We switched the test runner from Jest to Vitest.",
+            "test runner",
+        ),
+        (
             "how_much_a_day",
             "Chen drinks three coffees a day.",
             "Chen quit coffee last month.",
@@ -554,6 +590,26 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "now_also",
             "The user flies with United.",
             "The user now also flies with Delta.",
+        ),
+        (
+            "another_pr_merged",
+            "The payments migration PR is in review.",
+            "The docs PR was merged.",
+        ),
+        (
+            "another_bug_fixed",
+            "Bug 4512 is open.",
+            "Bug 4513 was fixed in release 2.3.",
+        ),
+        (
+            "another_ticket_assigned",
+            "Ticket OPS-88 is assigned to Maria.",
+            "Ticket OPS-90 was assigned to Dev.",
+        ),
+        (
+            "a_person_is_not_work",
+            "The user is ready.",
+            "The user is blocked on the API key.",
         ),
         (
             "a_sibling_died",
