@@ -101,6 +101,17 @@ def _switched(old: Claim, new: Claim) -> bool | None:
     return None
 
 
+def _switched_key(old: Claim, new: Claim) -> bool | None:
+    """A switch to another version or value of a kind against a key holding one of that kind
+    ("upgraded to a Pixel 8" against "the user's phone is a Pixel 6"): another one changes it."""
+    switch, keyed = (old, new) if old.family == SWITCHED else (new, old)
+    # Whole tokens of a key's value: a version ("6") is shorter than a content word.
+    held = set(keyed.value.split()) if keyed.family == "key" else keyed.topic
+    if switch.attribute.split(":", 1)[1] not in held:
+        return None
+    return not (switch.topic & held)
+
+
 def _held_then_keyed(old: Claim, new: Claim) -> bool | None:
     """A key read as holding one value of several ("our sprint length is two weeks") against
     the same key said to be one value now ("… is now one week"): the change says the key holds
@@ -249,8 +260,16 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return old.value != new.value if old.family == new.family else True
     if (ended := _ends_holding(old, new)) is not None:
         return ended
+    if {old.family, new.family} in ({SWITCHED, "key"}, {SWITCHED, HELD}):
+        return _switched_key(old, new)
     if SWITCHED in (old.family, new.family):
         return _switched(old, new)
+    if {old.family, new.family} == {"key", "residence"}:
+        # "moved to 48 Pine Avenue, Seattle" against "the user's address is 12 Oak Street".
+        keyed = old if old.family == "key" else new
+        if keyed.attribute not in ("key:address", "key:home address"):
+            return None
+        return not _same_value(old.value, new.value)
     if {old.family, new.family} == {"key", HELD}:
         return _held_then_keyed(old, new)
     if {old.family, new.family} == {"key", "role"}:
@@ -317,7 +336,7 @@ _FAMILY_WORDS = {
     "promoted hired quit laid fired retired unemployed career student studies graduated",
     "role": "job work works working position role promoted title career head lead director "
     "chief vp president manager ceo cto cfo coo " + OCCUPATIONS.replace("|", " "),
-    "residence": "live lives living lived moved move relocated based settled",
+    "residence": "live lives living lived moved move relocated based settled address",
     "household": "live lives living alone roommate roommates together",
     "diet": "vegetarian vegan pescatarian keto paleo diet meat eat eats",
     "relationship": "married engaged divorced single dating girlfriend boyfriend wedding "

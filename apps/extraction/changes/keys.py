@@ -17,8 +17,16 @@ from apps.extraction.changes.patterns import (
 from apps.extraction.changes.text import THING_NAMES, THINGS, WRITER, opened_parts
 
 #: One value: no clause punctuation, but a dot inside it (an address, a version), a title's
-#: ("Mr. Green", "Dr. Kim") and a thousands comma ("$2,100").
-_VALUE = r"(?:[^,;.!?()]|\.(?=\S)|(?:(?<=Mr)|(?<=Ms)|(?<=Dr)|(?<=St)|(?<=Mrs))\.\s|,(?=\d{3}\b))"
+#: ("Mr. Green", "Dr. Kim"), a thousands comma ("$2,100") and a comma before a name ("12 Oak
+#: Street, Portland": the value read is what comes before it).
+_VALUE = (
+    r"(?:[^,;.!?()]|\.(?=\S)|(?:(?<=Mr)|(?<=Ms)|(?<=Dr)|(?<=St)|(?<=Mrs))\.\s|,(?=\d{3}\b)|"
+    r",\s(?=[A-Z]))"
+)
+#: A thing named with its version: "a Pixel 6", "Python 3.12" (a value keeps the number).
+_VERSIONED_VALUE = re.compile(
+    r"^(?:(?:a|an|the)\s+)?(?P<value>[A-Za-z][\w+#-]*\s+v?\d+(?:\.\d+)*)\b", re.I
+)
 #: Whose key it is, as a possessive ("the user's", "my", "Carol's") or as the subject.
 _OWNER = (
     rf"^(?P<owner>(?i:the user's|the team's|my|our|the (?:{THING_NAMES})(?:'s|’s))|"
@@ -293,7 +301,9 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
     if when:
         value = _WHEN_LEAD.sub("", when.group(0))
     else:
-        value = _NAMED.sub("", value_text(match.group("value")).lower())
+        versioned = _VERSIONED_VALUE.match(match.group("value").strip())
+        raw = versioned.group("value") if versioned else value_text(match.group("value"))
+        value = _NAMED.sub("", raw.lower())
     if when is not None:
         key = _EVENT_KEY.sub(r"\g<event>", key)
     elif match.re is _RESCHEDULED:

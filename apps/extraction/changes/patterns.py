@@ -346,7 +346,10 @@ _LIVES = re.compile(
     r"(?:in|to|into|at|down to|over to|back to|out to)\s+(?P<place>.+)$",
     _I,
 )
-_PLACE = re.compile(r"^(?:[A-Z][\w'’.-]*)(?:\s+(?:[A-Z][\w'’.-]*|of|de|upon|on))*")
+#: A named place, or a street address ("48 Pine Avenue").
+_PLACE = re.compile(
+    r"^(?:\d+[A-Za-z]?\s+(?=[A-Z]))?(?:[A-Z][\w'’.-]*)(?:\s+(?:[A-Z][\w'’.-]*|of|de|upon|on))*"
+)
 #: "a studio apartment in Brooklyn", "her own flat in Leeds": the home, then its place.
 _HOME_IN = re.compile(
     r"^(?:a|an|the|my|our|his|her|their)\s+(?:[a-z][\w'’-]*\s+){0,4}?(?:in|at)\s+(?=[A-Z])"
@@ -902,7 +905,7 @@ def switched(predicate: str) -> list[Finding]:
     apart (compared by :func:`phrases` with what an older memory said of the same kind)."""
     if (match := _SWITCHED_KIND.match(predicate)) is None:
         return []
-    target = match.group("target")
+    target = re.sub(r"^(?:a|an|the)\s+", "", match.group("target"), flags=_I)
     if (version := _VERSIONED.match(target)) is not None:
         kind, marks = version.group("name").lower(), frozenset({version.group("version")})
     else:

@@ -227,6 +227,16 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             [("user", "choice", "spanish")],
         ),
         ("a_doer", "The user is a smoker.", [("user", "activity", "active")]),
+        (
+            "an_address_with_its_city",
+            "The user's address is 12 Oak Street, Portland.",
+            [("user", "key:address", "12 oak street")],
+        ),
+        (
+            "a_model_with_its_number",
+            "The user's phone is a Pixel 6.",
+            [("user", "key:phone", "pixel 6")],
+        ),
     ],
 )
 def test_a_statement_of_an_attribute_makes_a_claim(_case, text, expected):

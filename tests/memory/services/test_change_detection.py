@@ -443,6 +443,18 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "test runner",
         ),
         (
+            "a_model_upgraded",
+            "The user's phone is a Pixel 6.",
+            "The user upgraded to a Pixel 8.",
+            "phone",
+        ),
+        (
+            "an_address_moved_to",
+            "The user's address is 12 Oak Street, Portland.",
+            "The user moved to 48 Pine Avenue, Seattle.",
+            "address",
+        ),
+        (
             "how_much_a_day",
             "Chen drinks three coffees a day.",
             "Chen quit coffee last month.",
@@ -610,6 +622,11 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "a_person_is_not_work",
             "The user is ready.",
             "The user is blocked on the API key.",
+        ),
+        (
+            "someone_elses_upgrade",
+            "The user's phone is a Pixel 6.",
+            "The user's wife upgraded to a Pixel 8.",
         ),
         (
             "a_sibling_died",
