@@ -69,6 +69,12 @@ def _ends_holding(old: Claim, new: Claim) -> bool | None:
             continue
         if other.family == "activity" and not stop.replaced:
             continue
+        if other.family == FRAME:
+            # What a verb said ends only when a switch names all of it: "switched from oat
+            # milk to almond milk" against "drinks oat milk", not "speaks Spanish at home".
+            if stop.replaced and ended == other.topic:
+                return True
+            continue
         held = _held_words(other)
         if held and other.family == "tool":
             # A tool ends only as a whole: "stopped using Spotify for podcasts" leaves "uses

@@ -58,7 +58,7 @@ _KEY_CHANGED = re.compile(
     # light mode" sets a theme, not the editor).
     + r"(?:(?i:changed|updated|switched)\s+(?:(?i:his|her|their|my|our)\s+)?|"
     + rf"(?i:{_RAISED})\s+(?i:his|her|their|my|our|the|its)\s+)"
-    + r"(?!(?i:the|its|a|an)\s)"
+    + r"(?!(?i:the|its|a|an|from)\s)"
     + _KEY
     # "switched gyms from Planet Fitness to Equinox": the old value named on the way.
     + r"(?:\s+(?i:from)\s+[^,;]+?)?"

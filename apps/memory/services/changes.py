@@ -84,7 +84,8 @@ class _Claims:
         """``memory``'s claims, and what it says of each kind where one of ``claims`` is a
         switch ("works night shifts" against "switched to day shifts"), who it names as living
         where one is a death ("a parrot named Kiwi" against "Kiwi died"), and what its verbs
-        say where one is told "now" ("flies with United" against "now flies with Delta")."""
+        say where one is told "now" or names what it replaced ("flies with United" against "now
+        flies with Delta", "drinks oat milk" against "switched from oat milk to almond milk")."""
         said = self.of(memory)
         if any(claim.family == SWITCHED for claim in claims):
             if memory.pk not in self._phrases:
@@ -92,7 +93,7 @@ class _Claims:
             said = [*said, *self._phrases[memory.pk]]
         if any(claim.family == ALIVE for claim in claims):
             said = [*said, *living_claims(memory.text)]
-        if any(claim.family == FRAME for claim in claims):
+        if any(claim.family == FRAME or claim.replaced for claim in claims):
             said = [*said, *frame_claims(memory.text)]
         return said
 

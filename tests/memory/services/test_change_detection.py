@@ -455,6 +455,12 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "address",
         ),
         (
+            "a_verbs_object_switched",
+            "The user drinks oat milk.",
+            "The user switched from oat milk to almond milk.",
+            "drinks",
+        ),
+        (
             "how_much_a_day",
             "Chen drinks three coffees a day.",
             "Chen quit coffee last month.",
@@ -627,6 +633,11 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "someone_elses_upgrade",
             "The user's phone is a Pixel 6.",
             "The user's wife upgraded to a Pixel 8.",
+        ),
+        (
+            "a_switch_from_part_of_it",
+            "The user speaks Spanish at home.",
+            "The user switched from Spanish to Japanese lessons.",
         ),
         (
             "a_sibling_died",
