@@ -283,7 +283,7 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
             found
             for stated in parts
             for pattern in (_UNOWNED_CALLED, _UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
-            if (found := pattern.match(stated[:1].lower() + stated[1:]))
+            if (found := pattern.match(stated))
         ),
         None,
     )

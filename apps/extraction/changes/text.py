@@ -267,20 +267,20 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
 
 
 def _kin_subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
-    """(entity, predicate) of a clause about someone of the family or a pet (:data:`_KIN`)."""
+    """(entity, predicate) of a clause about someone of the family or a pet
+    (:data:`_KIN_WORDS`)."""
     match = _KIN_SUBJECT.match(clause)
     if match is None or (match.group("name") and not _is_name(match.group("name"))):
         return None
     called = match.group("called")
     if called and _is_name(called):
         return called.lower(), match.group("predicate")
-    owner = (
-        "user"
-        if match.group("user")
-        else (speaker or WRITER)
-        if match.group("my")
-        else match.group("name").lower()
-    )
+    if match.group("user"):
+        owner = "user"
+    elif match.group("my"):
+        owner = speaker or WRITER
+    else:
+        owner = match.group("name").lower()
     kin = match.group("kin").lower()
     return f"{owner}'s {_KIN_ALIASES.get(kin, kin)}", match.group("predicate")
 

@@ -26,7 +26,7 @@ change", has the measured rates).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -69,16 +69,19 @@ def _reason(later: Claim, older: Claim) -> str:
 
 
 class _Claims:
-    """Claims per memory, extracted once per write."""
+    """What each memory says, read once per write whichever way it is read."""
 
     def __init__(self) -> None:
-        self._cache: dict[uuid.UUID, list[Claim]] = {}
-        self._phrases: dict[uuid.UUID, list[Claim]] = {}
+        self._cache: dict[tuple[uuid.UUID, str], list[Claim]] = {}
+
+    def _read(self, memory: Memory, reader: Callable[[str], list[Claim]]) -> list[Claim]:
+        key = (memory.pk, reader.__name__)
+        if key not in self._cache:
+            self._cache[key] = reader(memory.text)
+        return self._cache[key]
 
     def of(self, memory: Memory) -> list[Claim]:
-        if memory.pk not in self._cache:
-            self._cache[memory.pk] = extract_claims(memory.text)
-        return self._cache[memory.pk]
+        return self._read(memory, extract_claims)
 
     def compared_with(self, memory: Memory, claims: list[Claim]) -> list[Claim]:
         """``memory``'s claims, and what it says of each kind where one of ``claims`` is a
@@ -86,15 +89,13 @@ class _Claims:
         where one is a death ("a parrot named Kiwi" against "Kiwi died"), and what its verbs
         say where one is told "now" or names what it replaced ("flies with United" against "now
         flies with Delta", "drinks oat milk" against "switched from oat milk to almond milk")."""
-        said = self.of(memory)
+        said = list(self.of(memory))
         if any(claim.family == SWITCHED for claim in claims):
-            if memory.pk not in self._phrases:
-                self._phrases[memory.pk] = phrase_claims(memory.text)
-            said = [*said, *self._phrases[memory.pk]]
+            said += self._read(memory, phrase_claims)
         if any(claim.family == ALIVE for claim in claims):
-            said = [*said, *living_claims(memory.text)]
+            said += self._read(memory, living_claims)
         if any(claim.family == FRAME or claim.replaced for claim in claims):
-            said = [*said, *frame_claims(memory.text)]
+            said += self._read(memory, frame_claims)
         return said
 
 
