@@ -111,7 +111,14 @@ def _claims_of(text: str) -> tuple[Claim, ...]:
             if claim not in found:
                 found.append(claim)
         keyed = [
-            Claim(entity, finding.attribute, finding.value, finding.topic, sentence=number)
+            Claim(
+                entity,
+                finding.attribute,
+                finding.value,
+                finding.topic,
+                replaced=finding.replaced,
+                sentence=number,
+            )
             for entity, finding in key_values(sentence, speaker)
         ]
         if keyed:
@@ -169,7 +176,7 @@ def _replatformed(sentence: str, number: int) -> list[Claim]:
     value = match.group("value").rstrip(".").lower()
     thing = f"{match.group('kind').lower()}{THINGS[match.group('thing').lower()]}"
     replaced = (match.group("old") or "").lower()
-    return [Claim(thing, PLATFORM, value, replaced=replaced, sentence=number)]
+    return [Claim(thing, PLATFORM, value, replaced=replaced, sentence=number, now=True)]
 
 
 def living_claims(text: str) -> list[Claim]:

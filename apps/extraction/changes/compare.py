@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apps.extraction.changes.claims import Claim
 from apps.extraction.changes.keys import UNOWNED
+from apps.extraction.changes.kinds import TOOL_KINDS, tool_kind
 from apps.extraction.changes.patterns import (
     ACTIVE,
     ALIVE,
@@ -185,6 +186,18 @@ def _same_topic(old: Claim, new: Claim) -> bool:
     return _overlap(old.topic, new.topic)
 
 
+#: How much of the smaller topic an activity told "now" must share with an older one to be
+#: the same activity done another way: the verb and one more word ("coach", "team").
+NOW_TOPIC_OVERLAP = 0.5
+
+
+def _now_same_activity(left: frozenset[str], right: frozenset[str]) -> bool:
+    """Two words or more and half the smaller topic shared: "coaches the junior football
+    team" and "now coaches the senior team", not "plays football" and "now plays tennis"."""
+    shared = left & right
+    return len(shared) >= 2 and len(shared) / min(len(left), len(right)) >= NOW_TOPIC_OVERLAP
+
+
 def _pets(old: Claim, new: Claim) -> bool | None:
     old_species, new_species = old.attribute[5:], new.attribute[5:]
     if old_species != new_species:
@@ -217,6 +230,28 @@ def _choice(old: Claim, new: Claim) -> bool | None:
     elif old.head != new.head:
         return None
     return not _same_value(old.value, new.value)
+
+
+def _moved_between_kind(old: Claim, new: Claim) -> bool:
+    """Two tools of one kind (:mod:`~.kinds`: two databases, two editors), one of them told as
+    a move or switch: the move replaces the other. Two tools merely in use hold side by side."""
+    if not (old.now or new.now or old.replaced or new.replaced):
+        return False
+    kind = tool_kind(old.value)
+    return kind is not None and kind == tool_kind(new.value)
+
+
+def _tool_for_frame(old: Claim, new: Claim) -> bool | None:
+    """A tool moved to ("switched to Firefox") against what a verb said the subject does with
+    another tool of its kind ("browses with Chrome"): the move ends it."""
+    framed, tool = (old, new) if old.family == FRAME else (new, old)
+    kind = tool_kind(tool.value)
+    if not tool.now or kind is None:
+        return None
+    named = [word for word in framed.topic if tool_kind(word) == kind]
+    if not named:
+        return None
+    return not any(_same_value(word, tool.value) for word in named)
 
 
 def _diet(old: Claim, new: Claim) -> bool:
@@ -266,6 +301,8 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return old.value != new.value if old.family == new.family else True
     if (ended := _ends_holding(old, new)) is not None:
         return ended
+    if {old.family, new.family} == {FRAME, "tool"}:
+        return _tool_for_frame(old, new)
     if {old.family, new.family} in ({SWITCHED, "key"}, {SWITCHED, HELD}):
         return _switched_key(old, new)
     if SWITCHED in (old.family, new.family):
@@ -295,17 +332,25 @@ def conflict(old: Claim, new: Claim) -> bool | None:
             return None
         return old.value != new.value
     if family in ("activity", "result", "decision", "preference", "condition"):
+        if old.value == new.value == ACTIVE and (old.now or new.now):
+            # "now teaches guitar at the community center" against "teaches piano there", "now
+            # coaches the senior team" against "coaches the junior football team".
+            if not (_same_topic(old, new) or _now_same_activity(old.topic, new.topic)):
+                return None
+            return not (old.topic <= new.topic or new.topic <= old.topic)
         if not _same_topic(old, new):
             return None
-        if old.value == new.value == ACTIVE and (old.now or new.now):
-            # "now teaches guitar at the community center" against "teaches piano there".
-            return not (old.topic <= new.topic or new.topic <= old.topic)
         return old.value != new.value
     if family == "tool":
         if new.replaced and _same_value(new.replaced, old.value):
             return not _same_value(old.value, new.value)
+        if _moved_between_kind(old, new):
+            # "migrated the billing service to CockroachDB" after "… uses PostgreSQL".
+            return not _same_value(old.value, new.value)
         if old.attribute != new.attribute or old.attribute == "tool:*":
             return None
+        if None not in (kinds := {tool_kind(old.value), tool_kind(new.value)}) and len(kinds) > 1:
+            return None  # "runs on Kubernetes", "runs on CockroachDB": both hold
         return not _same_value(old.value, new.value)
     if old.attribute != new.attribute:
         return None
@@ -382,6 +427,9 @@ def search_words(claim: Claim) -> str:
         # "quit smoking" finds "is a smoker", "stopped swimming" "is a swimmer".
         extra += [f"{word}{double}er" for word in claim.topic for double in ("", word[-1])]
         extra += [KIND_MEMBERS.get(word, "") for word in claim.topic]
+    if claim.family == "tool" and (kind := tool_kind(claim.value)) is not None:
+        # "switched to Firefox" finds "browses with Chrome": the other tools of its kind.
+        extra.append(" ".join(name for name, of in TOOL_KINDS.items() if of == kind))
     if claim.family in ("pets", "health", "tool", "key", SWITCHED, FRAME):
         qualifier = claim.attribute.split(":", 1)[-1]
         extra += [qualifier, _KEY_WORDS.get(qualifier, "")]

@@ -61,7 +61,7 @@ _KEY_CHANGED = re.compile(
     + r"(?!(?i:the|its|a|an|from)\s)"
     + _KEY
     # "switched gyms from Planet Fitness to Equinox": the old value named on the way.
-    + r"(?:\s+(?i:from)\s+[^,;]+?)?"
+    + r"(?:\s+(?i:from)\s+(?P<old>[^,;]+?))?"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
 #: "The user's rent was raised to $2,100": the same change told of the key.
@@ -136,7 +136,7 @@ _KEY_SWITCHED_FROM = re.compile(
     _SUBJECT
     + r"(?i:has\s+|have\s+)?(?i:changed|switched|moved|migrated)\s+(?i:the|our|my|his|her|their)\s+"
     + _KEY
-    + r"\s+(?i:from)\s+[^,;]+?"
+    + r"\s+(?i:from)\s+(?P<old>[^,;]+?)"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
 #: Patterns that tell a key's value without naming the key.
@@ -160,7 +160,8 @@ SINGLE_VALUED_KEYS = (
 _SINGLE_VALUED_KEYS = re.compile(
     rf"^{SINGLE_VALUED_KEYS}(?:\s+(?:for|of|on|at|in)\s+[a-z0-9 -]+)?$"
 )
-#: "my team is like a second family", "our deploy day is great": a judgement, not a value.
+#: "my team is like a second family", "our deploy day is great": a judgement, not a value
+#: (lower-case words: a capitalised name such as "Hard Fork" is a value).
 _EVALUATIVE = re.compile(
     r"^(?:like|so|such|very|really|pretty|quite|too|the best|the worst|a (?:great|big|huge)|"
     r"great|awesome|amazing|important|special|fun|cool|nice|good|bad|hard|tough|easy|"
@@ -326,11 +327,15 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
         entity = speaker or WRITER
     elif match.group("name"):
         entity = match.group("name").lower()
-    if entity is None or not value or _EVALUATIVE.match(value):
+    # Read as written: "Hard Fork" names a podcast, "hard to say" judges.
+    if entity is None or not value or _EVALUATIVE.match(match.group("value").strip()):
         return []
     if not single_valued:
         # "The user's bank is Chase": a key that may hold several values at once, so another
         # value replaces nothing; only a statement that ends this one does ("closed the Chase
         # account").
         return [(entity, Finding(f"{HELD}:{key}", HOLDS, words(value)))]
-    return [(entity, Finding(f"key:{key}", value))]
+    # "switched banks from Chase to Ally": the value left, which ends what an older memory
+    # said in other words ("banks with Chase").
+    replaced = match.groupdict().get("old") or ""
+    return [(entity, Finding(f"key:{key}", value, replaced=value_text(replaced).lower()))]

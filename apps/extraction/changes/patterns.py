@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from apps.extraction.changes.kinds import tool_kind
 from apps.extraction.changes.text import shield_abbreviations, unshield, word_set
 from apps.extraction.numbers import CARDINALS, NONE, number_value
 
@@ -224,7 +225,10 @@ _JOB_STARTED = re.compile(
 )
 _WORKS = re.compile(
     rf"^{_ADVERBS}(?:works|is working|has been working|started working|began working|"
-    r"is employed|has worked)\s+(?P<rest>(?:as|at|for)\s.*)$",
+    r"is employed|has worked)\s+"
+    # "works part-time at the library", "works remotely for Acme".
+    r"(?:(?:part-time|full-time|part time|full time|remotely|freelance|nights)\s+)?"
+    r"(?P<rest>(?:as|at|for)\s.*)$",
     _I,
 )
 _JOINED = re.compile(
@@ -499,7 +503,14 @@ _RELATIONSHIP = [
         "married",
     ),
     (re.compile(rf"^{_ADVERBS}(?:got engaged|proposed to|is engaged)\b", _I), "engaged"),
-    (re.compile(rf"^{_ADVERBS}(?:broke up|split up|separated)\b", _I), "single"),
+    (
+        re.compile(
+            rf"^{_ADVERBS}(?:broke up|split up|separated|"
+            r"(?:called|broke) off (?:the|their|his|her) engagement)\b",
+            _I,
+        ),
+        "single",
+    ),
     (
         re.compile(rf"^{_ADVERBS}(?:got divorced|divorced|is getting divorced|is divorcing)\b", _I),
         "divorced",
@@ -894,6 +905,14 @@ _SWITCHED_KIND = re.compile(
     r"(?:\s+(?!to\b|from\b)[\w-]+){0,3}?\s+to\s+(?P<target>.+)$",
     _I,
 )
+#: "I've switched to VS Code", "we moved over to Linear": a switch of the subject's own tool, with
+#: nothing named between the verb and its target ("migrated the billing service to …" moves
+#: the service, not everything the team uses).
+_SWITCHED_TO_TOOL = re.compile(
+    rf"^{_ADVERBS}(?:has\s+|have\s+)?(?:switched|changed|moved|migrated|upgraded|downgraded|"
+    r"went)\s+(?:over\s+|back\s+)?to\s+(?P<target>.+)$",
+    _I,
+)
 #: A name and its version: "Kubernetes 1.29", "Python 3.12", "Postgres v16".
 _VERSIONED = re.compile(r"\b(?P<name>[A-Za-z][\w+#-]*)\s+v?(?P<version>\d+(?:\.\d+)+|\d+)\b")
 #: A kind's name is a noun: words a target ends on that name no kind.
@@ -906,6 +925,12 @@ def switched(predicate: str) -> list[Finding]:
     if (match := _SWITCHED_KIND.match(predicate)) is None:
         return []
     target = re.sub(r"^(?:a|an|the)\s+", "", match.group("target"), flags=_I)
+    # "switched to VS Code": a tool of a kind, which replaces the one of that kind in use ("to
+    # Kubernetes 1.29" is compared by its version below).
+    tool = _SWITCHED_TO_TOOL.match(predicate)
+    name = value_text(tool.group("target")) if tool is not None else ""
+    if name and _VERSIONED.match(target) is None and tool_kind(name) is not None:
+        return [Finding("tool:*", name.lower(), now=True)]
     if (version := _VERSIONED.match(target)) is not None:
         kind, marks = version.group("name").lower(), frozenset({version.group("version")})
     else:
@@ -1185,8 +1210,10 @@ _REPLACED_WITH = re.compile(
 
 
 def tools(predicate: str) -> list[Finding]:
-    if (match := _PLATFORM.match(predicate) or _REPLATFORMED.match(predicate)) is not None:
+    if (match := _PLATFORM.match(predicate)) is not None:
         return [Finding(PLATFORM, match.group("value").rstrip(".").lower())]
+    if (match := _REPLATFORMED.match(predicate)) is not None:
+        return [Finding(PLATFORM, match.group("value").rstrip(".").lower(), now=True)]
     if (match := _SWITCHED.match(predicate) or _SWITCHED_OBJECT.match(predicate)) is not None:
         return [
             Finding(

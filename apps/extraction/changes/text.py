@@ -74,6 +74,7 @@ _FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
 #: runs Kubernetes 1.27"), each an entity of its own; a repo and a codebase are the project.
 THINGS = {
     "project": "project",
+    "site": "website",
     "repo": "project",
     "repository": "project",
     "codebase": "project",
@@ -290,6 +291,7 @@ def _kin_subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
 _COUPLE = re.compile(
     r"^(?P<first>[A-Z][a-z][\w-]*|(?i:the user)) (?:and|&) (?P<second>[A-Z][a-z][\w-]*|I)\s+"
     r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:broke up|split up|separated|"
+    r"(?:called|broke) off (?:the|their) engagement|"
     r"divorced|married|got (?:married|engaged|divorced|back together)|tied the knot|"
     r"started dating|"
     r"(?:are|were) (?:now\s+)?(?:married|engaged|divorced|dating|separated)|"

@@ -94,9 +94,15 @@ class _Claims:
             said += self._read(memory, phrase_claims)
         if any(claim.family == ALIVE for claim in claims):
             said += self._read(memory, living_claims)
-        if any(claim.family == FRAME or claim.replaced for claim in claims):
+        if any(claim.family == FRAME or claim.replaced or _tool_moved(claim) for claim in claims):
             said += self._read(memory, frame_claims)
         return said
+
+
+def _tool_moved(claim: Claim) -> bool:
+    """A tool told as a move or switch ("switched to Firefox"), which may end what a verb said
+    ("browses with Chrome")."""
+    return claim.family == "tool" and claim.now
 
 
 def _changed_back(*, tenant: Tenant, subject_id: str, older: Memory, later: Claim) -> bool:

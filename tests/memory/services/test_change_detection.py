@@ -466,6 +466,55 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "Chen quit coffee last month.",
             "activity",
         ),
+        (
+            "a_keys_old_value_in_other_words",
+            "The user banks with Chase.",
+            "The user switched banks from Chase to Ally.",
+            "banks",
+        ),
+        (
+            "a_service_migrated_to_another_database",
+            "The billing service uses PostgreSQL.",
+            "We migrated the billing service to CockroachDB.",
+            "tool",
+        ),
+        ("a_tool_of_the_kind", "I use Vim as my editor.", "I've switched to VS Code.", "tool"),
+        (
+            "a_verb_with_a_tool",
+            "The user browses with Chrome.",
+            "The user switched to Firefox.",
+            "browses",
+        ),
+        (
+            "the_same_activity_another_way",
+            "Leo coaches the junior football team on Saturdays.",
+            "Leo now coaches the senior team on Saturdays.",
+            "activity",
+        ),
+        (
+            "a_part_time_job_quit",
+            "Emma works part-time at the library.",
+            "Emma quit the library job.",
+            "employer",
+        ),
+        (
+            "an_engagement_called_off",
+            "Daniel is engaged to Sophie.",
+            "Daniel and Sophie called off the engagement.",
+            "relationship",
+        ),
+        (
+            "a_name_that_reads_as_a_judgement",
+            "The user's favourite podcast is Radiolab.",
+            "These days the user's favourite podcast is Hard Fork.",
+            "favourite podcast",
+        ),
+        (
+            "a_site_migrated",
+            "The marketing site is hosted on Netlify.",
+            "The marketing site was migrated to Vercel.",
+            "tool",
+        ),
     ],
 )
 def test_a_change_said_in_everyday_words_retires_the_old_fact(
@@ -643,6 +692,42 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "a_sibling_died",
             "The user's sister lives in Rome.",
             "The user's grandfather died in 1990.",
+        ),
+        (
+            "another_kind_of_tool_moved_to",
+            "The billing service uses Redis for caching.",
+            "We migrated the billing service to CockroachDB.",
+        ),
+        (
+            "another_kind_on_the_same_thing",
+            "The billing service runs on Kubernetes.",
+            "We migrated the billing service to CockroachDB.",
+        ),
+        (
+            "a_package_manager_of_another_language",
+            "The user uses pip for Python packages.",
+            "The user switched to pnpm.",
+        ),
+        (
+            "a_tool_of_the_kind_used_beside",
+            "The user uses Jira for bugs.",
+            "The user also uses Linear for side projects.",
+        ),
+        ("another_game_now", "The user plays football on Sundays.", "The user now plays tennis."),
+        (
+            "someone_elses_browser",
+            "The user browses with Chrome.",
+            "The user's son switched to Firefox.",
+        ),
+        (
+            "another_site_migrated",
+            "The marketing site is hosted on Netlify.",
+            "The docs site was migrated to Vercel.",
+        ),
+        (
+            "a_service_moved_not_the_teams_tools",
+            "We use MySQL for analytics.",
+            "We migrated the billing service to CockroachDB.",
         ),
     ],
 )
