@@ -123,6 +123,28 @@ def _compose(memory: Memory, neighbours: Iterable[Memory]) -> str:
     return "\n".join(part for part in parts if part)[: settings.MEMORY_DERIVED_CONTEXT_MAX_CHARS]
 
 
+def quotes_replaced(memory: Memory) -> bool:
+    """Whether ``memory``'s derived context quotes the memories it replaced: one the service
+    does not thread (a fact, a promoted memory; a thread's turn has its neighbours) and the
+    client gave no context of."""
+    return (
+        settings.MEMORY_DERIVED_CONTEXT_ENABLED
+        and not memory.context_thread
+        and not (memory.context)
+    )
+
+
+def compose_replaced(memory: Memory, replaced: Iterable[str]) -> str:
+    """The derived context of a memory that replaced others: its date, then the texts it
+    replaced, so that a question asked in the old words finds what holds now ("Does the user
+    have a hamster?" finds "Peanut died over the weekend", which replaced "The user has a
+    hamster named Peanut")."""
+    cap = settings.MEMORY_DERIVED_CONTEXT_NEIGHBOUR_MAX_CHARS
+    parts = [date_words(memory.metadata or {}) if derives(memory) else ""]
+    parts.extend(text.strip()[:cap] for text in replaced)
+    return "\n".join(part for part in parts if part)[: settings.MEMORY_DERIVED_CONTEXT_MAX_CHARS]
+
+
 def _derived(sequence: Sequence[Memory], index: int) -> str:
     span = settings.MEMORY_DERIVED_CONTEXT_NEIGHBOURS
     start, stop = max(0, index - span), min(len(sequence), index + span + 1)

@@ -32,7 +32,11 @@ from apps.memory.services.rows import (
 )
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstone_record
-from apps.memory.services.validity import memory_drop_references, memory_retire
+from apps.memory.services.validity import (
+    memory_drop_references,
+    memory_quote_replaced,
+    memory_retire,
+)
 from apps.projects.selectors import project_exists
 from apps.tenancy.models import Tenant
 from apps.tenancy.services import idempotency_forget_responses
@@ -185,10 +189,18 @@ def _forget_fact(*, tenant: Tenant, subject_id: str, root: Memory) -> ForgetResu
     around: dict[ThreadRef, list[int]] = {}
     if root.context_thread and root.thread_seq is not None and root.superseded_by_id is None:
         around[(root.project_id, root.context_thread)] = [root.thread_seq]
+    quoting = list(
+        scoped.filter(supersedes__overlap=doomed)
+        .exclude(pk__in=doomed)
+        .values_list("pk", flat=True)
+    )
     deleted, _ = scoped.filter(pk__in=doomed).delete()
     # The rows that named a forgotten one (the version that replaced it, a conflicting fact)
-    # stop naming it.
+    # stop naming it, and a version that quoted it quotes it no more.
     memory_drop_references(tenant=tenant, subject_id=subject_id, ids=doomed)
+    memory_quote_replaced(
+        tenant=tenant, subject_id=subject_id, memories=list(scoped.filter(pk__in=quoting))
+    )
     refresh_threads(tenant=tenant, subject_id=subject_id, around=around)
     tombstones = tombstone_record(tenant=tenant, subject_id=subject_id, content_hashes=hashes)
     # A kept response of the write that created (or superseded, or graduated) the fact would

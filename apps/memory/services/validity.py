@@ -21,7 +21,12 @@ from django.db import connections
 
 from apps.core.db.routers import PRIMARY
 from apps.memory.models import Memory
-from apps.memory.services.derived_context import refresh_threads
+from apps.memory.selectors import memory_texts
+from apps.memory.services.derived_context import (
+    compose_replaced,
+    quotes_replaced,
+    refresh_threads,
+)
 from apps.tenancy.models import Tenant
 
 #: The fields :func:`memory_retire` reads of the old row (a caller may load only these).
@@ -51,6 +56,7 @@ def memory_retire(
         new.supersedes = [*(pk for pk in new.supersedes if pk != old.pk), old.pk]
         new.supersede_reason = reason
         Memory.objects.filter(pk=new.pk).update(supersedes=new.supersedes, supersede_reason=reason)
+    memory_quote_replaced(tenant=tenant, subject_id=subject_id, memories=[new])
     if old.conflicts_with:
         memory_drop_references(
             tenant=tenant, subject_id=subject_id, ids=[old.pk], conflicts_only=True
@@ -61,6 +67,23 @@ def memory_retire(
             subject_id=subject_id,
             around={(old.project_id, old.context_thread): [old.thread_seq]},
         )
+
+
+def memory_quote_replaced(*, tenant: Tenant, subject_id: str, memories: Sequence[Memory]) -> None:
+    """Re-derive the context of ``memories`` that quote what they replaced
+    (:func:`~apps.memory.services.derived_context.compose_replaced`) from their ``supersedes``
+    as it stands: after a retire adds to it, and after a forget takes from it (the forgotten
+    text leaves the keyword index with its row)."""
+    quoting = [memory for memory in memories if quotes_replaced(memory)]
+    ids = [pk for memory in quoting for pk in memory.supersedes]
+    texts = memory_texts(tenant=tenant, subject_id=subject_id, ids=ids) if ids else {}
+    changed = []
+    for memory in quoting:
+        derived = compose_replaced(memory, [texts[pk] for pk in memory.supersedes if pk in texts])
+        if derived != memory.derived_context:
+            memory.derived_context = derived
+            changed.append(memory)
+    Memory.objects.bulk_update(changed, ["derived_context"])
 
 
 _APPEND_CONFLICT = """

@@ -13,6 +13,7 @@ from apps.memory.services import (
     MemoryDraft,
     memory_create_many,
     memory_embed_pending,
+    memory_forget,
     memory_remember,
     memory_supersede,
     promotion_persist,
@@ -884,3 +885,39 @@ def test_promotion_retires_what_it_promoted_before_but_never_an_explicit_memory(
     assert (later.changed, later.conflicts) == (1, 1)
     explicit = _state(explicit)
     assert (explicit.superseded_by_id, explicit.conflicts_with) == (None, [lisbon.pk])
+
+
+def _keyword_hits(tenant, query, subject="a"):
+    result = memory_recall(tenant=tenant, subject_id=subject, query=query, mode="keyword")
+    return [hit.memory.text for hit in result.results]
+
+
+def test_what_holds_now_is_found_by_the_words_of_what_it_replaced(tenant):
+    _write(tenant, "The user has a hamster named Peanut.", MARCH)
+    _write(tenant, "The user's sister has a garden.", MARCH)
+
+    died = _write(tenant, "Peanut died over the weekend.", JUNE)
+
+    hits = _keyword_hits(tenant, "Does the user have a hamster?")
+    assert hits[0] == died.text
+
+
+def test_a_forgotten_old_version_leaves_the_words_of_the_one_that_replaced_it(tenant):
+    old = _write(tenant, "The user has a hamster named Peanut.", MARCH)
+    died = _write(tenant, "Peanut died over the weekend.", JUNE)
+    assert _state(old).superseded_by_id == died.pk
+
+    memory_forget(tenant=tenant, subject_id="a", memory_id=old.pk)
+
+    assert _keyword_hits(tenant, "hamster") == []
+    assert _keyword_hits(tenant, "Peanut") == [died.text]
+    assert "hamster" not in _state(died).derived_context
+
+
+def test_a_memory_the_client_gave_context_quotes_nothing_it_replaced(tenant):
+    _write(tenant, "The user has a hamster named Peanut.", MARCH)
+
+    died = _write(tenant, "Peanut died over the weekend.", JUNE, context="pets")
+
+    assert _state(died).supersedes
+    assert _keyword_hits(tenant, "hamster") == []
