@@ -16,7 +16,9 @@ It is bounded (``MEMORY_DERIVED_CONTEXT_MAX_CHARS``, each neighbour cut to
 exactly that and gets no derived context (the client said how to situate it); it still serves
 as a neighbour of the others. Memories without a session key that are not conversation turns
 are not linked to anything: a batch of unrelated facts must not index each other's words.
-Promoted memories are facts distilled from a session and are not threaded either.
+Promoted memories are facts distilled from a session and are not threaded either. Such an
+unthreaded memory quotes instead the memories it replaced (:func:`compose_replaced`), so a
+question asked in the old words finds what holds now.
 
 A conversation turn written without a session key still has neighbours: the turns its agent
 wrote just before and after it. A memory shaped like a turn (``"Speaker: text"``, see
