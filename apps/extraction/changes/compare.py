@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from apps.extraction.changes.claims import Claim
-from apps.extraction.changes.keys import UNOWNED
+from apps.extraction.changes.keys import UNOWNED, same_key
 from apps.extraction.changes.kinds import TOOL_KINDS, tool_kind
 from apps.extraction.changes.patterns import (
     ACTIVE,
@@ -352,6 +352,13 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         if None not in (kinds := {tool_kind(old.value), tool_kind(new.value)}) and len(kinds) > 1:
             return None  # "runs on Kubernetes", "runs on CockroachDB": both hold
         return not _same_value(old.value, new.value)
+    if family == "key":
+        if not same_key(old.attribute[4:], new.attribute[4:]):
+            return None
+        # Whole tokens: an address or a number differs in what content words would drop
+        # ("carol@old.example.com" / "carol@new.example.com").
+        left, right = set(old.value.split()), set(new.value.split())
+        return not (left <= right or right <= left)
     if old.attribute != new.attribute:
         return None
     if family == FRAME:
@@ -373,11 +380,6 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         # "graduated from MIT" ends "is a student at MIT", not a school named otherwise.
         done, other = (old, new) if old.value == "graduated" else (new, old)
         return True if _same_value(done.replaced, other.value) else None
-    if family == "key":
-        # Whole tokens: an address or a number differs in what content words would drop
-        # ("carol@old.example.com" / "carol@new.example.com").
-        left, right = set(old.value.split()), set(new.value.split())
-        return not (left <= right or right <= left)
     return not _same_value(old.value, new.value)
 
 
@@ -389,6 +391,8 @@ _FAMILY_WORDS = {
     "chief vp president manager ceo cto cfo coo " + OCCUPATIONS.replace("|", " "),
     "residence": "live lives living lived moved move relocated based settled address",
     "household": "live lives living alone roommate roommates together",
+    "home": "rents renting rented rent owns bought house home homeowner apartment flat condo "
+    "studio townhouse",
     "diet": "vegetarian vegan pescatarian keto paleo diet meat eat eats",
     "relationship": "married engaged divorced single dating girlfriend boyfriend wedding "
     "husband wife partner broke knot",

@@ -157,9 +157,29 @@ SINGLE_VALUED_KEYS = (
     r"(?:max|maximum|min|minimum|default)(?: [a-z-]+){1,2})"
 )
 #: A key may say what it is for: "the budget for the trip", "the deadline of the report".
+#: And a word may say which one: "the monthly budget for groceries", "the grocery budget", "the
+#: work email" (another key than "the email": see ``same_key``).
 _SINGLE_VALUED_KEYS = re.compile(
-    rf"^{SINGLE_VALUED_KEYS}(?:\s+(?:for|of|on|at|in)\s+[a-z0-9 -]+)?$"
+    rf"^(?:[a-z-]+\s+)?{SINGLE_VALUED_KEYS}(?:\s+(?:for|of|on|at|in)\s+[a-z0-9 -]+)?$"
 )
+#: How often a key's value recurs, which a change may say in the value instead ("the monthly
+#: budget is $400", then "cut the budget to $300 a month").
+_PER = frozenset({"hourly", "daily", "weekly", "monthly", "yearly", "annual", "annually"})
+
+
+def same_key(left: str, right: str) -> bool:
+    """Whether two keys name the same thing: the same words, "for" and word order aside ("the
+    monthly budget for groceries", "the grocery budget"), and a period on one side only is
+    not another key ("hourly rate" and "daily rate" are two)."""
+    if left == right:
+        return True
+    left_words, right_words = words(left), words(right)
+    left_per, right_per = left_words & _PER, right_words & _PER
+    if left_per and right_per and left_per != right_per:
+        return False
+    return bool(left_words - _PER) and left_words - _PER == right_words - _PER
+
+
 #: "my team is like a second family", "our deploy day is great": a judgement, not a value
 #: (lower-case words: a capitalised name such as "Hard Fork" is a value).
 _EVALUATIVE = re.compile(

@@ -425,6 +425,36 @@ def household(predicate: str) -> list[Finding]:
     return []
 
 
+# --- home tenure ----------------------------------------------------------------------------------
+_DWELLING = r"(?:studio|apartment|flat|house|home|condo|townhouse|room|place|bungalow|loft)"
+#: A second home is not where someone lives: "bought a beach house", "a vacation home".
+_SECOND_HOME = r"(?!(?:vacation|holiday|beach|summer|weekend|second|lake|country)\b)"
+_RENTS_HOME = re.compile(
+    # Not a landlord's: "rents out the flat", "rents a room to a student".
+    rf"^{_ADVERBS}(?:rents|is renting|has been renting|lives in a rented)(?!\s+out\b)\s+"
+    rf"(?:(?:a|an|the|his|her|their|my|our)\s+)?{_SECOND_HOME}(?:[\w-]+\s+){{0,2}}?"
+    rf"{_DWELLING}\b(?!\s+(?:out|to)\b)(?!.*\bfor\s+(?:his|her|their|my|our)\s)",
+    _I,
+)
+_OWNS_HOME = re.compile(
+    rf"^{_ADVERBS}(?:bought|purchased|has bought|owns|closed on)\s+"
+    rf"(?:(?:a|an|the|his|her|their|my|our)\s+)?(?:(?:first|own|new)\s+)*{_SECOND_HOME}"
+    rf"(?:[\w-]+\s+){{0,1}}?{_DWELLING}\b(?!.*\bfor\s+(?:his|her|their|my|our)\s)"
+    rf"|^{_ADVERBS}(?:is|became)\s+(?:a\s+)?(?:first-time\s+)?homeowner\b",
+    _I,
+)
+
+
+def home_tenure(predicate: str) -> list[Finding]:
+    """Whether someone's home is ``rented`` or ``owned``: "rents an apartment downtown", then
+    "bought a house in the suburbs" (not a second home, nor one bought for someone else)."""
+    if _RENTS_HOME.match(predicate):
+        return [Finding("home", "rented")]
+    if _OWNS_HOME.match(predicate):
+        return [Finding("home", "owned")]
+    return []
+
+
 # --- diet ---------------------------------------------------------------------------------------
 _DIET_IS = re.compile(
     rf"^{_ADVERBS}(?:is|has been|became|has become|went|has gone|turned|is now|is fully)\s+"
@@ -1377,6 +1407,7 @@ RULES = (
     employment,
     residence,
     household,
+    home_tenure,
     diet,
     relationship,
     pets,

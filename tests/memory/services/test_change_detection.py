@@ -511,6 +511,18 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "favourite podcast",
         ),
         (
+            "a_rented_home_then_one_bought",
+            "The user rents an apartment downtown.",
+            "The user bought a house in the suburbs.",
+            "home",
+        ),
+        (
+            "a_key_named_in_other_words",
+            "The user's monthly budget for groceries is $400.",
+            "The user cut the grocery budget to $300 a month.",
+            "grocery budget",
+        ),
+        (
             "a_site_migrated",
             "The marketing site is hosted on Netlify.",
             "The marketing site was migrated to Vercel.",
@@ -720,6 +732,27 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "The user browses with Chrome.",
             "The user's son switched to Firefox.",
         ),
+        (
+            "a_second_home_bought",
+            "The user rents a studio in Brooklyn.",
+            "The user bought a beach house in Maine.",
+        ),
+        (
+            "a_home_bought_for_someone_else",
+            "The user rents an apartment downtown.",
+            "The user bought a condo for her parents.",
+        ),
+        (
+            "a_landlords_room",
+            "The user owns a house in Austin.",
+            "The user rents a room to a student.",
+        ),
+        (
+            "another_periods_rate",
+            "The user's hourly rate is $80.",
+            "The user's daily rate is $600.",
+        ),
+        ("another_email", "The user's email is a@x.com.", "The user's work email is b@y.com."),
         (
             "another_site_migrated",
             "The marketing site is hosted on Netlify.",
