@@ -13,6 +13,7 @@ from apps.memory.services import (
     memory_forget,
     memory_supersede,
 )
+from apps.memory.services.rows import COPY_FROM_ROWS
 from tests.memory.factories import MemoryFactory, memory_row
 
 pytestmark = pytest.mark.django_db
@@ -83,6 +84,26 @@ def test_a_batch_insert_indexes_every_row(tenant):
 
     rows = _assert_postings_match_documents()
     assert len({row[0] for row in rows}) == 50
+
+
+def test_a_large_batch_through_the_service_is_stamped_threaded_and_indexed(tenant):
+    # Enough rows that the write path copies them in rather than inserting them.
+    count = COPY_FROM_ROWS + 5
+    drafts = [
+        MemoryDraft(text=f"note {index} about tea", metadata={"session_id": "s1"})
+        for index in range(count)
+    ]
+
+    created = memory_create_many(tenant=tenant, subject_id="a", drafts=drafts)
+
+    rows = _assert_postings_match_documents()
+    assert len({row[0] for row in rows}) == count
+    stored = Memory.objects.filter(pk__in=[memory.pk for memory in created]).order_by("thread_seq")
+    assert [memory.thread_seq for memory in stored] == list(range(1, count + 1))
+    assert all(memory.created_at is not None for memory in stored)
+    assert "note 1 about tea" in stored[0].derived_context
+    result = memory_recall(tenant=tenant, subject_id="a", query="note 7", mode="keyword")
+    assert result.results[0].memory.text == "note 7 about tea"
 
 
 def test_derived_context_changes_rewrite_the_neighbours_postings(tenant):

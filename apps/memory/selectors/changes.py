@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
+from typing import NamedTuple
 
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
@@ -38,6 +40,15 @@ SELECT term.memory_id FROM memory_search_term AS term
 """
 
 
+class ChangeCandidate(NamedTuple):
+    """What the detector compares of a candidate: its text, and when it became true. The full
+    row is read (:func:`memory_live_candidates`) only for a candidate whose claims conflict."""
+
+    pk: uuid.UUID
+    text: str
+    valid_from: datetime
+
+
 def memory_change_candidates(
     *,
     tenant: Tenant,
@@ -46,10 +57,12 @@ def memory_change_candidates(
     words: str,
     exclude: Sequence[uuid.UUID],
     limit: int,
-) -> list[Memory]:
+) -> list[ChangeCandidate]:
     """The subject's live memories in exactly ``project_id``'s partition whose text holds any
     of ``words``, the most recently valid first, at most ``limit``; read on the primary, so a
-    writer sees the rows of its own transaction."""
+    writer sees the rows of its own transaction. Tuples, not model instances: most of them
+    state nothing the new memory changes, and building a row costs more than reading its
+    claims."""
     rows: QuerySet[Memory] = Memory.objects.using(PRIMARY).filter(
         tenant=tenant,
         subject_id=subject_id,
@@ -64,7 +77,8 @@ def memory_change_candidates(
     )
     if exclude:
         rows = rows.exclude(pk__in=list(exclude))
-    return list(rows.only(*CANDIDATE_FIELDS).order_by("-valid_from", "id")[:limit])
+    ordered = rows.order_by("-valid_from", "id").values_list("pk", "text", "valid_from")
+    return [ChangeCandidate(*row) for row in ordered[:limit]]
 
 
 def memory_live_candidates(

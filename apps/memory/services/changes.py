@@ -69,33 +69,33 @@ def _reason(later: Claim, older: Claim) -> str:
 
 
 class _Claims:
-    """What each memory says, read once per write whichever way it is read."""
+    """What each text says, read once per write whichever way it is read."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[uuid.UUID, str], list[Claim]] = {}
+        self._cache: dict[tuple[str, str], list[Claim]] = {}
 
-    def _read(self, memory: Memory, reader: Callable[[str], list[Claim]]) -> list[Claim]:
-        key = (memory.pk, reader.__name__)
+    def _read(self, text: str, reader: Callable[[str], list[Claim]]) -> list[Claim]:
+        key = (text, reader.__name__)
         if key not in self._cache:
-            self._cache[key] = reader(memory.text)
+            self._cache[key] = reader(text)
         return self._cache[key]
 
-    def of(self, memory: Memory) -> list[Claim]:
-        return self._read(memory, extract_claims)
+    def of(self, text: str) -> list[Claim]:
+        return self._read(text, extract_claims)
 
-    def compared_with(self, memory: Memory, claims: list[Claim]) -> list[Claim]:
+    def compared_with(self, text: str, claims: list[Claim]) -> list[Claim]:
         """``memory``'s claims, and what it says of each kind where one of ``claims`` is a
         switch ("works night shifts" against "switched to day shifts"), who it names as living
         where one is a death ("a parrot named Kiwi" against "Kiwi died"), and what its verbs
         say where one is told "now" or names what it replaced ("flies with United" against "now
         flies with Delta", "drinks oat milk" against "switched from oat milk to almond milk")."""
-        said = list(self.of(memory))
+        said = list(self.of(text))
         if any(claim.family == SWITCHED for claim in claims):
-            said += self._read(memory, phrase_claims)
+            said += self._read(text, phrase_claims)
         if any(claim.family == ALIVE for claim in claims):
-            said += self._read(memory, living_claims)
+            said += self._read(text, living_claims)
         if any(claim.family == FRAME or claim.replaced or _tool_moved(claim) for claim in claims):
-            said += self._read(memory, frame_claims)
+            said += self._read(text, frame_claims)
         return said
 
 
@@ -173,7 +173,7 @@ def memory_detect_changes(
     order = sorted(range(len(memories)), key=lambda index: (memories[index].valid_from, index))
     for index in order:
         new = memories[index]
-        new_claims = claims.of(new)
+        new_claims = claims.of(new.text)
         if not new_claims or new.pk in retired:
             continue
         candidates = memory_change_candidates(
@@ -191,15 +191,19 @@ def memory_detect_changes(
             key=lambda row: row.valid_from,
         )
         earlier = [row for row in candidates if row.valid_from <= new.valid_from]
-        for candidate in [*successors, *earlier]:
+        for found in [*successors, *earlier]:
             pairs = [
                 (old, ours)
-                for old in claims.compared_with(candidate, new_claims)
+                for old in claims.compared_with(found.text, new_claims)
                 for ours in new_claims
                 if conflict(old, ours)
             ]
             if not pairs:
                 continue
+            rows = memory_live_candidates(tenant=tenant, subject_id=subject_id, ids=[found.pk])
+            if not rows:
+                continue
+            candidate = rows[0]
             decided = _decide(
                 tenant=tenant,
                 subject_id=subject_id,
