@@ -8,12 +8,12 @@ from apps.dataops.services import erase_subject
 from apps.memory.models import Memory
 from apps.memory.selectors import memory_recall
 from apps.memory.services import (
+    COPY_FROM_ROWS,
     MemoryDraft,
     memory_create_many,
     memory_forget,
     memory_supersede,
 )
-from apps.memory.services.rows import COPY_FROM_ROWS
 from tests.memory.factories import MemoryFactory, memory_row
 
 pytestmark = pytest.mark.django_db

@@ -14,14 +14,18 @@ know makes none either, so an unchanged fact is never retired by a paraphrase of
   health, activities, test results, tools and settings, decisions, "no longer");
 * :mod:`.keys` — a key's value ("my favourite colour is …", "the upload limit was raised to …");
 * :mod:`.claims` — :func:`extract_claims`: a memory's text → its claims;
-* :mod:`.compare` — :func:`conflict`: whether two claims state different values.
+* :mod:`.kinds` — which tools are of one kind (two databases, two editors);
+* :mod:`.compare` — :func:`conflict`: whether two claims state different values;
+* :mod:`.search` — :func:`search_words`: the words that find the memories a claim could be
+  about.
 """
 
 from __future__ import annotations
 
 from apps.extraction.changes.claims import Claim, extract_claims, states_attribute
-from apps.extraction.changes.compare import conflict, search_words
+from apps.extraction.changes.compare import conflict
 from apps.extraction.changes.keys import SINGLE_VALUED_KEYS
+from apps.extraction.changes.search import search_words
 
 __all__ = [
     "SINGLE_VALUED_KEYS",

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from apps.extraction.changes.claims import Claim
 from apps.extraction.changes.keys import UNOWNED, same_key
-from apps.extraction.changes.kinds import TOOL_KINDS, tool_kind
+from apps.extraction.changes.kinds import tool_kind
 from apps.extraction.changes.patterns import (
     ACTIVE,
     ALIVE,
     CHOICE,
     FRAME,
     HELD,
-    KIND_MEMBERS,
-    OCCUPATIONS,
     PHRASE,
     STOPPED,
     SWITCHED,
-    WORKPLACE,
     words,
 )
 from apps.extraction.changes.text import WRITER
@@ -291,6 +290,118 @@ def _same_entity(left: str, right: str) -> bool:
     return UNOWNED in (left, right) and bool({left, right} & _OWNERS_OF_UNOWNED)
 
 
+def _address_moved(old: Claim, new: Claim) -> bool | None:
+    """ "moved to 48 Pine Avenue, Seattle" against "the user's address is 12 Oak Street"."""
+    keyed = old if old.family == "key" else new
+    if keyed.attribute not in ("key:address", "key:home address"):
+        return None
+    return not _same_value(old.value, new.value)
+
+
+def _never(_old: Claim, _new: Claim) -> None:
+    """Several values may hold at once: only an end or a switch changes one."""
+    return None
+
+
+def _health(old: Claim, new: Claim) -> bool | None:
+    parts = {old.attribute, new.attribute}
+    if len(parts) > 1 and "health:*" not in parts:
+        return None
+    return old.value != new.value
+
+
+def _topical(old: Claim, new: Claim) -> bool | None:
+    """An activity, a result, a decision, a preference or a condition: the same topic, another
+    value; or, told "now", the same activity done another way."""
+    if old.value == new.value == ACTIVE and (old.now or new.now):
+        # "now teaches guitar at the community center" against "teaches piano there", "now
+        # coaches the senior team" against "coaches the junior football team".
+        if not (_same_topic(old, new) or _now_same_activity(old.topic, new.topic)):
+            return None
+        return not (old.topic <= new.topic or new.topic <= old.topic)
+    if not _same_topic(old, new):
+        return None
+    return old.value != new.value
+
+
+def _tools(old: Claim, new: Claim) -> bool | None:
+    if new.replaced and _same_value(new.replaced, old.value):
+        return not _same_value(old.value, new.value)
+    if _moved_between_kind(old, new):
+        # "migrated the billing service to CockroachDB" after "… uses PostgreSQL".
+        return not _same_value(old.value, new.value)
+    if old.attribute != new.attribute or old.attribute == "tool:*":
+        return None
+    if None not in (kinds := {tool_kind(old.value), tool_kind(new.value)}) and len(kinds) > 1:
+        return None  # "runs on Kubernetes", "runs on CockroachDB": both hold
+    return not _same_value(old.value, new.value)
+
+
+def _keys(old: Claim, new: Claim) -> bool | None:
+    if not same_key(old.attribute[4:], new.attribute[4:]):
+        return None
+    # Whole tokens: an address or a number differs in what content words would drop
+    # ("carol@old.example.com" / "carol@new.example.com").
+    left, right = set(old.value.split()), set(new.value.split())
+    return not (left <= right or right <= left)
+
+
+def _framed(old: Claim, new: Claim) -> bool | None:
+    """ "now flies with Delta" against "flies with United"; "now also" adds (no claim)."""
+    if not (old.now or new.now):
+        return None
+    return not (old.topic <= new.topic or new.topic <= old.topic)
+
+
+def _household(old: Claim, new: Claim) -> bool | None:
+    if old.replaced or new.replaced:
+        # "moved out of her parents' place" against "lives with her parents".
+        leaving, staying = (new, old) if new.replaced else (old, new)
+        return True if _same_value(leaving.replaced, staying.value) else None
+    return not _same_value(old.value, new.value)
+
+
+def _school(old: Claim, new: Claim) -> bool | None:
+    if "graduated" in (old.value, new.value):
+        # "graduated from MIT" ends "is a student at MIT", not a school named otherwise.
+        done, other = (old, new) if old.value == "graduated" else (new, old)
+        return True if _same_value(done.replaced, other.value) else None
+    return not _same_value(old.value, new.value)
+
+
+_Rule = Callable[[Claim, Claim], bool | None]
+#: How two claims of different families compare, by the pair of families.
+_ACROSS: dict[frozenset[str], _Rule] = {
+    frozenset({FRAME, "tool"}): _tool_for_frame,
+    frozenset({SWITCHED, "key"}): _switched_key,
+    frozenset({SWITCHED, HELD}): _switched_key,
+    frozenset({"key", "residence"}): _address_moved,
+    frozenset({"key", HELD}): _held_then_keyed,
+    frozenset({"key", "role"}): _titled,
+    frozenset({"activity", "role"}): _position_left,
+}
+#: How two claims of one family compare, whatever their qualifiers.
+_WITHIN: dict[str, _Rule] = {
+    HELD: _never,
+    PHRASE: _never,
+    "pets": _pets,
+    "health": _health,
+    **dict.fromkeys(("activity", "result", "decision", "preference", "condition"), _topical),
+    "tool": _tools,
+    "key": _keys,
+}
+#: How two claims of one family and one attribute compare; any other family by its value.
+_SAME_ATTRIBUTE: dict[str, _Rule] = {
+    FRAME: _framed,
+    "diet": _diet,
+    CHOICE: _choice,
+    "household": _household,
+    "employer": _employment,
+    "role": _employment,
+    "school": _school,
+}
+
+
 def conflict(old: Claim, new: Claim) -> bool | None:
     """``None`` when the two claims are not about the same attribute of the same entity;
     otherwise whether they state different values (``True``: a change or a contradiction)."""
@@ -301,140 +412,17 @@ def conflict(old: Claim, new: Claim) -> bool | None:
         return old.value != new.value if old.family == new.family else True
     if (ended := _ends_holding(old, new)) is not None:
         return ended
-    if {old.family, new.family} == {FRAME, "tool"}:
-        return _tool_for_frame(old, new)
-    if {old.family, new.family} in ({SWITCHED, "key"}, {SWITCHED, HELD}):
-        return _switched_key(old, new)
-    if SWITCHED in (old.family, new.family):
+    families = frozenset({old.family, new.family})
+    if (rule := _ACROSS.get(families)) is not None:
+        return rule(old, new)
+    if SWITCHED in families:
         return _switched(old, new)
-    if {old.family, new.family} == {"key", "residence"}:
-        # "moved to 48 Pine Avenue, Seattle" against "the user's address is 12 Oak Street".
-        keyed = old if old.family == "key" else new
-        if keyed.attribute not in ("key:address", "key:home address"):
-            return None
-        return not _same_value(old.value, new.value)
-    if {old.family, new.family} == {"key", HELD}:
-        return _held_then_keyed(old, new)
-    if {old.family, new.family} == {"key", "role"}:
-        return _titled(old, new)
-    if {old.family, new.family} == {"activity", "role"}:
-        return _position_left(old, new)
-    if old.family != new.family:
+    if len(families) > 1:
         return None
-    family = old.family
-    if family in (HELD, PHRASE):
-        return None  # several values may hold at once: only an end or a switch changes one
-    if family == "pets":
-        return _pets(old, new)
-    if family == "health":
-        parts = {old.attribute, new.attribute}
-        if len(parts) > 1 and "health:*" not in parts:
-            return None
-        return old.value != new.value
-    if family in ("activity", "result", "decision", "preference", "condition"):
-        if old.value == new.value == ACTIVE and (old.now or new.now):
-            # "now teaches guitar at the community center" against "teaches piano there", "now
-            # coaches the senior team" against "coaches the junior football team".
-            if not (_same_topic(old, new) or _now_same_activity(old.topic, new.topic)):
-                return None
-            return not (old.topic <= new.topic or new.topic <= old.topic)
-        if not _same_topic(old, new):
-            return None
-        return old.value != new.value
-    if family == "tool":
-        if new.replaced and _same_value(new.replaced, old.value):
-            return not _same_value(old.value, new.value)
-        if _moved_between_kind(old, new):
-            # "migrated the billing service to CockroachDB" after "… uses PostgreSQL".
-            return not _same_value(old.value, new.value)
-        if old.attribute != new.attribute or old.attribute == "tool:*":
-            return None
-        if None not in (kinds := {tool_kind(old.value), tool_kind(new.value)}) and len(kinds) > 1:
-            return None  # "runs on Kubernetes", "runs on CockroachDB": both hold
-        return not _same_value(old.value, new.value)
-    if family == "key":
-        if not same_key(old.attribute[4:], new.attribute[4:]):
-            return None
-        # Whole tokens: an address or a number differs in what content words would drop
-        # ("carol@old.example.com" / "carol@new.example.com").
-        left, right = set(old.value.split()), set(new.value.split())
-        return not (left <= right or right <= left)
+    if (rule := _WITHIN.get(old.family)) is not None:
+        return rule(old, new)
     if old.attribute != new.attribute:
         return None
-    if family == FRAME:
-        # "now flies with Delta" against "flies with United"; "now also" adds (no claim).
-        if not (old.now or new.now):
-            return None
-        return not (old.topic <= new.topic or new.topic <= old.topic)
-    if family == "diet":
-        return _diet(old, new)
-    if family == CHOICE:
-        return _choice(old, new)
-    if family == "household" and (old.replaced or new.replaced):
-        # "moved out of her parents' place" against "lives with her parents".
-        leaving, staying = (new, old) if new.replaced else (old, new)
-        return True if _same_value(leaving.replaced, staying.value) else None
-    if family in ("employer", "role"):
-        return _employment(old, new)
-    if family == "school" and "graduated" in (old.value, new.value):
-        # "graduated from MIT" ends "is a student at MIT", not a school named otherwise.
-        done, other = (old, new) if old.value == "graduated" else (new, old)
-        return True if _same_value(done.replaced, other.value) else None
+    if (rule := _SAME_ATTRIBUTE.get(old.family)) is not None:
+        return rule(old, new)
     return not _same_value(old.value, new.value)
-
-
-#: Words that find the memories a claim of each family could be about (keyword search).
-_FAMILY_WORDS = {
-    "employer": "job jobs work works working worked employer employed company position role "
-    "promoted hired quit laid fired retired unemployed career student studies graduated",
-    "role": "job work works working position role promoted title career head lead director "
-    "chief vp president manager ceo cto cfo coo " + OCCUPATIONS.replace("|", " "),
-    "residence": "live lives living lived moved move relocated based settled address",
-    "household": "live lives living alone roommate roommates together",
-    "home": "rents renting rented rent owns bought house home homeowner apartment flat condo "
-    "studio townhouse",
-    "diet": "vegetarian vegan pescatarian keto paleo diet meat eat eats",
-    "relationship": "married engaged divorced single dating girlfriend boyfriend wedding "
-    "husband wife partner broke knot",
-    "pets": "pet pets dog dogs puppy puppies pup pups doggies cat cats kitten turtle turtles "
-    "fish bird rabbit hamster horse",
-    "health": "injury injured hurt sprained broke recovered recovering healed pain rehab",
-    "result": "test exam interview audition failed passed",
-    "decision": "decided decision agreed chose",
-    "activity": "stopped quit started joined every weekly",
-    "preference": "likes loves prefers enjoys hates dislikes",
-    CHOICE: "prefers preferred",
-    "condition": "allergic allergy diagnosed",
-    "tool": "uses using switched migrated",
-    ALIVE: "named called died passed",
-    WORKPLACE: "remote remotely home office hybrid",
-    "school": "school attends student elementary preschool kindergarten college university",
-    "commute": "work office drives bikes walks takes rides commutes bus train",
-    "key": "",
-    HELD: "",
-    SWITCHED: "switched moved transferred upgraded",
-    PHRASE: "",
-    FRAME: "",
-}
-
-
-#: Keys a statement gives without naming them: "is 30 years old" states the age.
-_KEY_WORDS = {"age": "old years turned", "platform": "runs written built hosted powered"}
-
-
-def search_words(claim: Claim) -> str:
-    """Words a memory about the same attribute likely holds (for a keyword search)."""
-    extra = [claim.value, claim.replaced, " ".join(sorted(claim.topic))]
-    if claim.family == ALIVE:
-        extra.append(claim.entity.replace("'s", ""))
-    if claim.family == "activity":
-        # "quit smoking" finds "is a smoker", "stopped swimming" "is a swimmer".
-        extra += [f"{word}{double}er" for word in claim.topic for double in ("", word[-1])]
-        extra += [KIND_MEMBERS.get(word, "") for word in claim.topic]
-    if claim.family == "tool" and (kind := tool_kind(claim.value)) is not None:
-        # "switched to Firefox" finds "browses with Chrome": the other tools of its kind.
-        extra.append(" ".join(name for name, of in TOOL_KINDS.items() if of == kind))
-    if claim.family in ("pets", "health", "tool", "key", SWITCHED, FRAME):
-        qualifier = claim.attribute.split(":", 1)[-1]
-        extra += [qualifier, _KEY_WORDS.get(qualifier, "")]
-    return " ".join([_FAMILY_WORDS[claim.family], *extra]).strip()

@@ -43,7 +43,7 @@ from apps.memory.services.promotion_lease import (
 )
 from apps.memory.services.promotion_sweeper import promotion_sweep
 from apps.memory.services.recall import memory_recall_record
-from apps.memory.services.rows import MemoryDraft, memory_restore
+from apps.memory.services.rows import COPY_FROM_ROWS, MemoryDraft, memory_restore
 from apps.memory.services.sessions import (
     SessionTurnDraft,
     session_append,
@@ -58,6 +58,7 @@ from apps.memory.services.tombstones import tombstone_record
 from apps.memory.services.validity import memory_flag_conflict
 
 __all__ = [
+    "COPY_FROM_ROWS",
     "IMPLICIT_THREAD_PREFIX",
     "RETRIES_EXHAUSTED",
     "RE_SCOPE_GLOBAL",
