@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
@@ -533,69 +535,121 @@ def copy_memories(
     rows: GeneratedRows,
     progress: ProgressFactory = _silent_progress,
     embedding_model: str | None = None,
+    workers: int = 1,
 ) -> int:
-    """Stream the rows into memory_memory with one binary COPY. Returns rows written.
+    """Stream the rows into memory_memory with binary COPY. Returns rows written.
 
     Every row is a live, embedded, global (no project) explicit memory of the tenant, with a
     unique text and its real content hash; created_at runs one second apart in load order.
     Its vector is stamped as made by ``embedding_model`` (default: the tenant's current model,
     so recall compares queries with it).
+
+    ``workers`` > 1 splits the subjects among that many connections, each one COPY in its own
+    transaction (as a parallel restore does): the server derives each share's postings and
+    counts on its own core. The tenant must be committed first, and a failed share leaves the
+    others' rows (the benchmark's cleanup deletes the tenant).
     """
     model = (
         tenant_embedding_fingerprint(tenant=tenant) if embedding_model is None else embedding_model
     )
     total = len(rows.labels)
     start_at: datetime = timezone.now() - timedelta(seconds=total)
+    bar = progress("copy rows", total)
+    lock = threading.Lock()
+
+    def advance(count: int) -> None:
+        with lock:
+            bar.update(count)
+
+    def copy_share(share: np.ndarray) -> int:
+        return _copy_share(
+            tenant=tenant,
+            corpus=corpus,
+            rows=rows,
+            share=share,
+            start_at=start_at,
+            model=model,
+            advance=advance,
+        )
+
+    try:
+        if workers <= 1:
+            return copy_share(np.arange(total))
+        shares = [np.flatnonzero(rows.labels % workers == worker) for worker in range(workers)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return sum(pool.map(_in_own_connection(copy_share), shares))
+    finally:
+        bar.close()
+
+
+def _in_own_connection(work: Callable[[np.ndarray], int]) -> Callable[[np.ndarray], int]:
+    """``work`` run on a pool thread, whose Django connections are its own: closed after."""
+
+    def run(share: np.ndarray) -> int:
+        try:
+            with _maintenance_session():
+                return work(share)
+        finally:
+            connections.close_all()
+
+    return run
+
+
+def _copy_share(
+    *,
+    tenant: Tenant,
+    corpus: Corpus,
+    rows: GeneratedRows,
+    share: np.ndarray,
+    start_at: datetime,
+    model: str,
+    advance: Callable[[int], None],
+) -> int:
+    """One COPY of the rows at the indices ``share``, in one transaction on this thread's
+    connection."""
     tenant_id = tenant.pk
     subject_ids = corpus.subject_ids
     connection = connections[PRIMARY]
     connection.ensure_connection()
     vector_info = TypeInfo.fetch(connection.connection, "vector")
-    bar = progress("copy rows", total)
-    try:
-        with transaction.atomic(using=PRIMARY), connection.cursor() as cursor:
-            layout = _copy_layout(cursor)
-            constants = [
-                layout.constants[column] for column in layout.columns[len(_PER_ROW_COLUMNS) :]
-            ]
-            raw_cursor = cursor.cursor
-            # Scoped to this cursor: Django's own cursors keep their text vector loaders.
-            register_vector_info(raw_cursor, vector_info)
-            copy_sql = (
-                f"COPY {Memory._meta.db_table} ({', '.join(layout.columns)}) "
-                "FROM STDIN (FORMAT BINARY)"
-            )
-            with raw_cursor.copy(copy_sql) as copy:
-                copy.set_types(layout.type_oids)
-                for index in range(total):
-                    created = start_at + timedelta(seconds=index)
-                    text = (
-                        f"synthetic memory {index} about topic "
-                        f"{rows.topics[index]}.{rows.subtopics[index]}"
+    with transaction.atomic(using=PRIMARY), connection.cursor() as cursor:
+        layout = _copy_layout(cursor)
+        constants = [layout.constants[column] for column in layout.columns[len(_PER_ROW_COLUMNS) :]]
+        raw_cursor = cursor.cursor
+        # Scoped to this cursor: Django's own cursors keep their text vector loaders.
+        register_vector_info(raw_cursor, vector_info)
+        copy_sql = (
+            f"COPY {Memory._meta.db_table} ({', '.join(layout.columns)}) FROM STDIN (FORMAT BINARY)"
+        )
+        with raw_cursor.copy(copy_sql) as copy:
+            copy.set_types(layout.type_oids)
+            for written, index in enumerate(share.tolist(), start=1):
+                created = start_at + timedelta(seconds=index)
+                text = (
+                    f"synthetic memory {index} about topic "
+                    f"{rows.topics[index]}.{rows.subtopics[index]}"
+                )
+                copy.write_row(
+                    (
+                        # In _PER_ROW_COLUMNS order.
+                        uuid.uuid4(),
+                        created,
+                        created,
+                        tenant_id,
+                        subject_ids[rows.labels[index]],
+                        text,
+                        rows.vectors[index],
+                        embedding_content_hash(text),
+                        created,
+                        model,
+                        created,
+                        created,
+                        *constants,
                     )
-                    copy.write_row(
-                        (
-                            # In _PER_ROW_COLUMNS order.
-                            uuid.uuid4(),
-                            created,
-                            created,
-                            tenant_id,
-                            subject_ids[rows.labels[index]],
-                            text,
-                            rows.vectors[index],
-                            embedding_content_hash(text),
-                            created,
-                            model,
-                            created,
-                            created,
-                            *constants,
-                        )
-                    )
-                    if index % COPY_CHUNK_ROWS == COPY_CHUNK_ROWS - 1:
-                        bar.update(COPY_CHUNK_ROWS)
-    finally:
-        bar.close()
-    return total
+                )
+                if written % COPY_CHUNK_ROWS == 0:
+                    advance(COPY_CHUNK_ROWS)
+    return len(share)
 
 
 def bulk_load(
@@ -605,10 +659,12 @@ def bulk_load(
     progress: ProgressFactory = _silent_progress,
     allow_shared: bool = False,
     embedding_model: str | None = None,
+    workers: int = 1,
 ) -> LoadTimings:
     """The fast path: drop the vector indexes, COPY, build them again, VACUUM ANALYZE.
     ``embedding_model``: the fingerprint the vectors are stamped with (default: the
-    tenant's current model).
+    tenant's current model). ``workers``: connections the rows are copied over
+    (:func:`copy_memories`).
 
     WARNING: the indexes are dropped for the whole table, so other tenants' recall on the
     database runs without them until the rebuild ends: refused on a database no benchmark
@@ -633,6 +689,7 @@ def bulk_load(
                 rows=rows,
                 progress=progress,
                 embedding_model=embedding_model,
+                workers=workers,
             )
             timings.copy_s = time.perf_counter() - started
         finally:

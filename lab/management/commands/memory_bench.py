@@ -95,6 +95,16 @@ class Command(EngramCommand):
         )
         parser.add_argument("--queries", type=int, default=1000, help="Recall queries.")
         parser.add_argument(
+            "--load-workers",
+            type=int,
+            choices=range(1, 9),
+            default=2,
+            metavar="N",
+            help="Connections the load copies over, the subjects split among them, each in its "
+            "own transaction, as a parallel restore does (default 2, one per core of the "
+            "development VM; 1: one COPY in one transaction).",
+        )
+        parser.add_argument(
             "--big-subject-rows",
             type=int,
             default=0,
@@ -275,7 +285,11 @@ class Command(EngramCommand):
         try:
             if loaded:
                 timings = benchmarking.bulk_load(
-                    tenant=tenant, corpus=corpus, progress=_progress, allow_shared=allow_shared
+                    tenant=tenant,
+                    corpus=corpus,
+                    progress=_progress,
+                    allow_shared=allow_shared,
+                    workers=options["load_workers"],
                 )
                 report.update(
                     {
@@ -283,6 +297,7 @@ class Command(EngramCommand):
                         "generate_vectors_s": round(timings.generate_s, 2),
                         "copy_s": round(timings.copy_s, 2),
                         "load_rows_per_s": round(timings.load_rows_per_s),
+                        "load_workers": options["load_workers"],
                         "index_drop_s": round(timings.index_drop_s, 2),
                         "index_build_s": round(timings.index_build_s, 2),
                         "index_rows": timings.index_rows,
