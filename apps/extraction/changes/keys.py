@@ -157,10 +157,10 @@ SINGLE_VALUED_KEYS = (
     r"(?:max|maximum|min|minimum|default)(?: [a-z-]+){1,2})"
 )
 #: A key may say what it is for: "the budget for the trip", "the deadline of the report".
-#: And a word may say which one: "the monthly budget for groceries", "the grocery budget", "the
-#: work email" (another key than "the email": see ``same_key``).
+#: And a word or two may say which one: "the monthly budget for groceries", "the weekly grocery
+#: budget", "the work email" (another key than "the email": see ``same_key``).
 _SINGLE_VALUED_KEYS = re.compile(
-    rf"^(?:[a-z-]+\s+)?{SINGLE_VALUED_KEYS}(?:\s+(?:for|of|on|at|in)\s+[a-z0-9 -]+)?$"
+    rf"^(?:[a-z-]+\s+){{0,2}}{SINGLE_VALUED_KEYS}(?:\s+(?:for|of|on|at|in)\s+[a-z0-9 -]+)?$"
 )
 #: How often a key's value recurs, which a change may say in the value instead ("the monthly
 #: budget is $400", then "cut the budget to $300 a month").

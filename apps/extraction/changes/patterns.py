@@ -376,8 +376,8 @@ def residence(predicate: str) -> list[Finding]:
     if named is None:
         return []  # "moved into a new apartment": no place named
     value = re.sub(r"(?:\s+(?:of|de|upon|on))+$", "", named.group(0))
-    if value.split()[0].lower() in _NOT_PLACES:
-        return []
+    if value.split()[0].lower() in _NOT_PLACES or tool_kind(value) is not None:
+        return []  # a time ("moved into a flat in May"), or a tool ("moved over to Neovim")
     return [Finding("residence", value.lower())]
 
 

@@ -523,6 +523,18 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "grocery budget",
         ),
         (
+            "a_tool_moved_to_is_no_place",
+            "The user writes code in Sublime Text.",
+            "The user moved over to Neovim.",
+            "writes",
+        ),
+        (
+            "a_key_said_with_two_words_before_it",
+            "The user's weekly grocery budget is $120.",
+            "The user raised the grocery budget to $150 a week.",
+            "grocery budget",
+        ),
+        (
             "a_site_migrated",
             "The marketing site is hosted on Netlify.",
             "The marketing site was migrated to Vercel.",
@@ -753,6 +765,21 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "The user's daily rate is $600.",
         ),
         ("another_email", "The user's email is a@x.com.", "The user's work email is b@y.com."),
+        (
+            "another_laptop",
+            "The user's work laptop is a Dell XPS 13.",
+            "The user's personal laptop is a MacBook Air.",
+        ),
+        (
+            "another_budget",
+            "The user's weekly grocery budget is $120.",
+            "The user's weekly fuel budget is $60.",
+        ),
+        (
+            "someone_elses_editor",
+            "The user writes code in Sublime Text.",
+            "The user's intern moved over to Neovim.",
+        ),
         (
             "another_site_migrated",
             "The marketing site is hosted on Netlify.",
