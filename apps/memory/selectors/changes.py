@@ -14,13 +14,17 @@ from apps.core.db.routers import PRIMARY
 from apps.memory.models import MEMORY_TEXT_SEARCH_CONFIG, Memory
 from apps.tenancy.models import Tenant
 
-#: What the detector reads of a candidate: its text and time, and what a retire or a flag
-#: changes (``services/validity.py``).
+#: What the detector reads of a candidate whose claims conflict: its text and time, and what a
+#: retire or a flag reads and changes (``services/validity.py``: a version that replaced others
+#: quotes them in its derived context).
 CANDIDATE_FIELDS = (
     "id",
     "tenant_id",
     "subject_id",
     "text",
+    "context",
+    "derived_context",
+    "metadata",
     "valid_from",
     "source",
     "supersedes",

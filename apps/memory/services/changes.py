@@ -84,7 +84,7 @@ class _Claims:
         return self._read(text, extract_claims)
 
     def compared_with(self, text: str, claims: list[Claim]) -> list[Claim]:
-        """``memory``'s claims, and what it says of each kind where one of ``claims`` is a
+        """``text``'s claims, and what it says of each kind where one of ``claims`` is a
         switch ("works night shifts" against "switched to day shifts"), who it names as living
         where one is a death ("a parrot named Kiwi" against "Kiwi died"), and what its verbs
         say where one is told "now" or names what it replaced ("flies with United" against "now

@@ -129,11 +129,8 @@ def quotes_replaced(memory: Memory) -> bool:
     """Whether ``memory``'s derived context quotes the memories it replaced: one the service
     does not thread (a fact, a promoted memory; a thread's turn has its neighbours) and the
     client gave no context of."""
-    return (
-        settings.MEMORY_DERIVED_CONTEXT_ENABLED
-        and not memory.context_thread
-        and not (memory.context)
-    )
+    enabled: bool = settings.MEMORY_DERIVED_CONTEXT_ENABLED
+    return enabled and not memory.context_thread and not memory.context
 
 
 def compose_replaced(memory: Memory, replaced: Iterable[str]) -> str:
