@@ -8,6 +8,7 @@ turtles", "no longer plays tennis") and returns ``(attribute, value, topic)`` fi
 * ``employer`` / ``role`` — where and as what someone works; ``none`` when a job ended;
 * ``residence`` — the place someone lives (a capitalised place: a city, a country);
 * ``household`` — who someone lives with, or ``alone``;
+* ``home`` — whether the home someone lives in is ``rented`` or ``owned``;
 * ``diet`` — vegetarian, vegan, …, ``omnivore``, or ``not <diet>``;
 * ``relationship`` — married, engaged, dating, single, divorced;
 * ``pets:<species>`` — ``0``, ``some``, ``+`` (one more than before) or a count;
@@ -22,7 +23,8 @@ turtles", "no longer plays tennis") and returns ``(attribute, value, topic)`` fi
 * ``preference`` — ``likes`` or ``dislikes``, with what is liked as the topic;
 * ``result`` — passed or failed a test, or where an application stands (applied,
   interviewed, accepted, rejected), with its words as the topic;
-* ``tool:<topic>`` — what is used for something, and ``from`` what it replaced;
+* ``tool:<topic>`` — what is used for something, and ``from`` what it replaced; a switch to a
+  tool of a known kind (:mod:`.kinds`: "switched to VS Code") is ``tool:*``, told ``now``;
 * ``decision`` — ``yes`` / ``no`` to a course of action (its words as the topic);
 * ``alive`` — ``dead`` when someone or a pet died (``alive`` for a named one a memory holds);
 * ``workplace`` — where someone works from: ``remote``, ``office`` or ``hybrid``;
