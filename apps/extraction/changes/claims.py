@@ -51,6 +51,8 @@ class Claim:
     sentence: int = 0
     #: Told as what holds now ("now teaches guitar"), against what held before.
     now: bool = False
+    #: The weekdays a routine is kept on ("goes to the gym on Mondays and Thursdays").
+    days: frozenset[str] = field(default_factory=frozenset)
 
     @property
     def family(self) -> str:
@@ -163,6 +165,7 @@ def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
             head=finding.head,
             sentence=clause.sentence,
             now=finding.now,
+            days=finding.days,
         )
         for finding in found
     ]

@@ -318,7 +318,11 @@ def _topical(old: Claim, new: Claim) -> bool | None:
         # coaches the senior team" against "coaches the junior football team".
         if not (_same_topic(old, new) or _now_same_activity(old.topic, new.topic)):
             return None
-        return not (old.topic <= new.topic or new.topic <= old.topic)
+        if not (old.topic <= new.topic or new.topic <= old.topic):
+            return True
+        # The same routine, on other days now: "now goes to the gym on Tuesdays and Fridays"
+        # against "… on Mondays and Thursdays".
+        return bool(old.days and new.days and old.days != new.days)
     if not _same_topic(old, new):
         return None
     return old.value != new.value

@@ -75,6 +75,8 @@ class Finding:
     head: str = ""
     #: Told as what holds now ("now teaches guitar"), against what held before.
     now: bool = False
+    #: The weekdays a routine is kept on ("goes to the gym on Mondays and Thursdays").
+    days: frozenset[str] = field(default_factory=frozenset)
 
 
 _ADVERBS = (
@@ -716,6 +718,7 @@ _STARTED = re.compile(
     _I,
 )
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_WEEKDAY = re.compile(rf"\b{_DAY}(?=s?\b)", _I)
 _PART_OF_DAY = r"(?:morning|afternoon|evening|night)s?"
 #: How often something recurs: "every Saturday morning", "on Tuesdays", "twice a week".
 RECURRENCE = re.compile(
@@ -923,7 +926,8 @@ def activity(predicate: str) -> list[Finding]:
         topic = _activity_topic(match.group("topic"))
         topic |= words(predicate[: match.start("topic")]) & _ACTIVITY_VERBS
         now = bool(_NOW.match(predicate)) and not _ANOTHER_ROLE.search(predicate)
-        return [Finding("activity", ACTIVE, topic, now=now)] if topic else []
+        days = frozenset(day.lower() for day in _WEEKDAY.findall(match.group("topic")))
+        return [Finding("activity", ACTIVE, topic, now=now, days=days)] if topic else []
     return []
 
 

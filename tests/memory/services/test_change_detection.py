@@ -535,6 +535,12 @@ def test_a_job_change_told_in_passing_retires_the_old_job(tenant):
             "grocery budget",
         ),
         (
+            "a_routine_on_other_days_now",
+            "The user goes to the gym on Mondays and Thursdays.",
+            "The user now goes to the gym on Tuesdays and Fridays.",
+            "activity",
+        ),
+        (
             "a_site_migrated",
             "The marketing site is hosted on Netlify.",
             "The marketing site was migrated to Vercel.",
@@ -779,6 +785,16 @@ def test_a_change_said_in_everyday_words_retires_the_old_fact(
             "someone_elses_editor",
             "The user writes code in Sublime Text.",
             "The user's intern moved over to Neovim.",
+        ),
+        (
+            "a_routine_on_one_more_day",
+            "The user goes to the gym on Mondays and Thursdays.",
+            "The user now also goes to the gym on Saturdays.",
+        ),
+        (
+            "a_routine_told_again_on_another_day",
+            "The user goes to the gym on Mondays.",
+            "The user goes to the gym on Fridays.",
         ),
         (
             "another_site_migrated",
