@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 
 from apps.memory.models import Memory
 from apps.tenancy.models import Tenant
+from lab import everyday_changes
 
 pytestmark = pytest.mark.django_db
 
@@ -84,3 +85,16 @@ def test_a_look_alike_the_detector_retired_is_counted_against_it(tmp_path):
 def test_missing_cases_are_refused(tmp_path):
     with pytest.raises(CommandError, match="no cases"):
         call_command("everyday_change_eval", "--cases", str(tmp_path / "none.json"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(everyday_changes.DEFAULT_PATH.parent.glob("everyday_changes*.json")),
+    ids=lambda path: path.stem,
+)
+def test_every_set_of_the_lab_reads_with_changes_and_look_alikes(path):
+    changes, unchanged = everyday_changes.load_cases(path)
+
+    assert changes
+    assert unchanged
+    assert all(case.old and case.new and case.question for case in changes)
