@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, connections
-from django.db.models import Count, F, Q
+from django.db.models import Count, ExpressionWrapper, F, FloatField, Q, Value
 from django.utils import timezone
 
 from apps.core.db.on_commit import after_commit
@@ -291,8 +291,15 @@ def _visible_links(*, tenant: Tenant, subject_id: str, links: Sequence[str]) -> 
 def _nearest_promoted(
     *, tenant: Tenant, subject_id: str, vector: list[float], model: str
 ) -> tuple[Memory, float] | None:
+    """The subject's live promoted memory nearest ``vector``, found exactly: ordered by
+    ``distance + 0``, which the HNSW index cannot serve. An index scan would return the
+    nearest rows of the whole table, other tenants' and dead ones included, and the filters
+    would leave none of them for a subject with few promoted memories."""
     from pgvector.django import CosineDistance
 
+    exact_distance = ExpressionWrapper(
+        CosineDistance("embedding", vector) + Value(0.0), output_field=FloatField()
+    )
     row = (
         Memory.objects.filter(
             tenant=tenant,
@@ -303,7 +310,7 @@ def _nearest_promoted(
             # Only vectors of the model that made `vector` are comparable with it.
             embedding_model=model,
         )
-        .annotate(distance=CosineDistance("embedding", vector))
+        .annotate(distance=exact_distance)
         .order_by("distance")
         .only(*RETIRE_FIELDS)
         .first()

@@ -5,6 +5,7 @@ forget leaves no id behind in the rows that named the forgotten one."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
 
 from apps.extraction.promotion.types import Candidate
 from apps.memory.models import Memory, MemorySource
@@ -107,6 +108,41 @@ def test_a_promoted_paraphrase_stands_for_the_fact_over_its_whole_validity(tenan
         [old.pk],
         "paraphrase",
     )
+
+
+def test_a_paraphrase_is_found_however_near_other_tenants_rows_lie(tenant, other_tenant, settings):
+    settings.PROMOTION_NEAR_DUPLICATE_THRESHOLD = 0.0  # any promoted row is "near"
+    paraphrase = "Billing deploys go out Tuesdays."
+    for index in range(60):
+        promotion_persist(
+            tenant=other_tenant,
+            subject_id=f"other-{index}",
+            session_id="s1",
+            candidates=[Candidate(text=paraphrase, confidence=0.9, occurred_at=MARCH)],
+        )
+    first = promotion_persist(
+        tenant=tenant,
+        subject_id="a",
+        session_id="s1",
+        candidates=[
+            Candidate(
+                text="The user deploys billing on Tuesdays.", confidence=0.9, occurred_at=MARCH
+            )
+        ],
+    )
+    with connection.cursor() as cursor:
+        # A planner that prefers the vector index, whose nearest rows are the other tenants'.
+        cursor.execute("SET LOCAL enable_sort = off")
+
+    second = promotion_persist(
+        tenant=tenant,
+        subject_id="a",
+        session_id="s2",
+        candidates=[Candidate(text=paraphrase, confidence=0.9, occurred_at=JUNE)],
+    )
+
+    old = Memory.objects.get(pk=first.memory_ids[0])
+    assert str(old.superseded_by_id) == second.memory_ids[0]
 
 
 def test_forget_removes_the_forgotten_ids_from_the_rows_that_named_them(tenant):
