@@ -38,6 +38,8 @@ _KINDS = {
 }
 #: A tool's name, lower-cased, to its kind.
 TOOL_KINDS = {name: kind for kind, names in _KINDS.items() for name in names.split("|")}
+#: Every name of each kind, as words to search for ("switched to Firefox" finds "Chrome").
+KIND_NAMES = {kind: names.replace("|", " ") for kind, names in _KINDS.items()}
 
 
 def tool_kind(value: str) -> str | None:

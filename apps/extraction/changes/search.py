@@ -4,7 +4,7 @@ postings (the change detector's candidates, ``apps.memory.services.changes``).""
 from __future__ import annotations
 
 from apps.extraction.changes.claims import Claim
-from apps.extraction.changes.kinds import TOOL_KINDS, tool_kind
+from apps.extraction.changes.kinds import KIND_NAMES, tool_kind
 from apps.extraction.changes.patterns import (
     ALIVE,
     CHOICE,
@@ -67,7 +67,7 @@ def search_words(claim: Claim) -> str:
         extra += [KIND_MEMBERS.get(word, "") for word in claim.topic]
     if claim.family == "tool" and (kind := tool_kind(claim.value)) is not None:
         # "switched to Firefox" finds "browses with Chrome": the other tools of its kind.
-        extra.append(" ".join(name for name, of in TOOL_KINDS.items() if of == kind))
+        extra.append(KIND_NAMES[kind])
     if claim.family in ("pets", "health", "tool", "key", SWITCHED, FRAME):
         qualifier = claim.attribute.split(":", 1)[-1]
         extra += [qualifier, _KEY_WORDS.get(qualifier, "")]

@@ -116,13 +116,19 @@ def derives(memory: Memory) -> bool:
     return memory.source == MemorySource.EXPLICIT and not memory.context
 
 
+def _joined(memory: Memory, texts: Iterable[str]) -> str:
+    """The memory's date in words (where the service derives its context), then ``texts``,
+    each and the whole cut to their bounds."""
+    cap = settings.MEMORY_DERIVED_CONTEXT_NEIGHBOUR_MAX_CHARS
+    parts = [date_words(memory.metadata or {}) if derives(memory) else ""]
+    parts.extend(text.strip()[:cap] for text in texts)
+    return "\n".join(part for part in parts if part)[: settings.MEMORY_DERIVED_CONTEXT_MAX_CHARS]
+
+
 def _compose(memory: Memory, neighbours: Iterable[Memory]) -> str:
     if not derives(memory):
         return ""
-    cap = settings.MEMORY_DERIVED_CONTEXT_NEIGHBOUR_MAX_CHARS
-    parts = [date_words(memory.metadata or {})]
-    parts.extend(neighbour.text.strip()[:cap] for neighbour in neighbours)
-    return "\n".join(part for part in parts if part)[: settings.MEMORY_DERIVED_CONTEXT_MAX_CHARS]
+    return _joined(memory, (neighbour.text for neighbour in neighbours))
 
 
 def quotes_replaced(memory: Memory) -> bool:
@@ -138,10 +144,7 @@ def compose_replaced(memory: Memory, replaced: Iterable[str]) -> str:
     replaced, so that a question asked in the old words finds what holds now ("Does the user
     have a hamster?" finds "Peanut died over the weekend", which replaced "The user has a
     hamster named Peanut")."""
-    cap = settings.MEMORY_DERIVED_CONTEXT_NEIGHBOUR_MAX_CHARS
-    parts = [date_words(memory.metadata or {}) if derives(memory) else ""]
-    parts.extend(text.strip()[:cap] for text in replaced)
-    return "\n".join(part for part in parts if part)[: settings.MEMORY_DERIVED_CONTEXT_MAX_CHARS]
+    return _joined(memory, replaced)
 
 
 def _derived(sequence: Sequence[Memory], index: int) -> str:

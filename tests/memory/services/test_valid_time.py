@@ -82,23 +82,19 @@ def test_a_correction_valid_from_the_old_start_leaves_the_old_fact_true_at_no_ti
     assert old.valid_to == old.valid_from == MARCH
 
 
+def _promote(tenant, text, when, *, subject_id="a", session_id="s1"):
+    return promotion_persist(
+        tenant=tenant,
+        subject_id=subject_id,
+        session_id=session_id,
+        candidates=[Candidate(text=text, confidence=0.9, occurred_at=when)],
+    )
+
+
 def test_a_promoted_paraphrase_stands_for_the_fact_over_its_whole_validity(tenant, settings):
     settings.PROMOTION_NEAR_DUPLICATE_THRESHOLD = 0.0  # any promoted row is "near"
-    text = "The user deploys billing on Tuesdays."
-    first = promotion_persist(
-        tenant=tenant,
-        subject_id="a",
-        session_id="s1",
-        candidates=[Candidate(text=text, confidence=0.9, occurred_at=MARCH)],
-    )
-    second = promotion_persist(
-        tenant=tenant,
-        subject_id="a",
-        session_id="s2",
-        candidates=[
-            Candidate(text="Billing deploys go out Tuesdays.", confidence=0.9, occurred_at=JUNE)
-        ],
-    )
+    first = _promote(tenant, "The user deploys billing on Tuesdays.", MARCH)
+    second = _promote(tenant, "Billing deploys go out Tuesdays.", JUNE, session_id="s2")
 
     old = Memory.objects.get(pk=first.memory_ids[0])
     new = Memory.objects.get(pk=second.memory_ids[0])
@@ -114,32 +110,13 @@ def test_a_paraphrase_is_found_however_near_other_tenants_rows_lie(tenant, other
     settings.PROMOTION_NEAR_DUPLICATE_THRESHOLD = 0.0  # any promoted row is "near"
     paraphrase = "Billing deploys go out Tuesdays."
     for index in range(60):
-        promotion_persist(
-            tenant=other_tenant,
-            subject_id=f"other-{index}",
-            session_id="s1",
-            candidates=[Candidate(text=paraphrase, confidence=0.9, occurred_at=MARCH)],
-        )
-    first = promotion_persist(
-        tenant=tenant,
-        subject_id="a",
-        session_id="s1",
-        candidates=[
-            Candidate(
-                text="The user deploys billing on Tuesdays.", confidence=0.9, occurred_at=MARCH
-            )
-        ],
-    )
+        _promote(other_tenant, paraphrase, MARCH, subject_id=f"other-{index}")
+    first = _promote(tenant, "The user deploys billing on Tuesdays.", MARCH)
     with connection.cursor() as cursor:
         # A planner that prefers the vector index, whose nearest rows are the other tenants'.
         cursor.execute("SET LOCAL enable_sort = off")
 
-    second = promotion_persist(
-        tenant=tenant,
-        subject_id="a",
-        session_id="s2",
-        candidates=[Candidate(text=paraphrase, confidence=0.9, occurred_at=JUNE)],
-    )
+    second = _promote(tenant, paraphrase, JUNE, session_id="s2")
 
     old = Memory.objects.get(pk=first.memory_ids[0])
     assert str(old.superseded_by_id) == second.memory_ids[0]
