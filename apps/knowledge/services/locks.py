@@ -1,4 +1,4 @@
-"""The one advisory lock of the knowledge write path."""
+"""The advisory locks of the knowledge write path."""
 
 from __future__ import annotations
 
@@ -25,17 +25,20 @@ def lock_knowledge_writes(*, tenant: Tenant) -> None:
 
 
 def lock_tenant_article_counts(*, tenant: Tenant) -> None:
-    """Take the tenant's article count row (``knowledge_tenant_article_usage``, kept by
-    triggers: migration 0006) until the current transaction ends.
+    """Serialise the writers of the tenant's article counts (``knowledge_tenant_article_usage``,
+    kept by triggers: migration 0006) until the current transaction ends.
 
-    Every insert or delete of the tenant's articles moves that row, and holds it until it
+    Every insert or delete of the tenant's articles moves the count row, and holds it until it
     commits. A transaction that did so after it locked an article or a memory row could wait
-    on the count row while its holder waits on that row: every writer of the counts takes it
-    first instead (after the advisory locks: the knowledge writes' and the memory scope's), so
-    they queue on it and never in a cycle. Taking it again in the same transaction is free.
+    on the count row while its holder waits on that row: every writer of the counts takes this
+    lock first instead (after the advisory locks: the knowledge writes' and the memory scope's),
+    so they queue here and never in a cycle. An advisory lock rather than the count row itself,
+    because a tenant with no article has no row to lock: two writers would both pass, and the
+    first article's insert would create the row mid-transaction, in whatever order the two
+    reached it. Taking it again in the same transaction is free.
     """
     with connections[PRIMARY].cursor() as cursor:
         cursor.execute(
-            "SELECT 1 FROM knowledge_tenant_article_usage WHERE tenant_id = %s FOR UPDATE",
-            [tenant.pk],
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"knowledge-article-counts:{tenant.pk}"],
         )

@@ -4,8 +4,10 @@ concurrent writers, and one author's articles never count against another's."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 
 from apps.core.db.transactions import unit_of_work
 from apps.dataops.services import erase_subject, erase_tenant
@@ -15,6 +17,7 @@ from apps.knowledge.services import (
     article_archive,
     article_create,
     knowledge_import,
+    lock_tenant_article_counts,
     propose_article,
 )
 from apps.knowledge.transfer import ArticleRecord
@@ -228,6 +231,34 @@ def test_every_path_keeps_the_article_counts(tenant, other_tenant, agent_viewer,
     erase_tenant(tenant=tenant, requested_by="test")
     _assert_counts_match_articles()
     assert _rows(FROM_TENANT_USAGE) == [(str(other_tenant.pk), "1")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_article_counts_lock_holds_while_the_tenant_has_no_article(tenant):
+    """The first article's writers queue too: with no count row yet, a lock on that row would
+    let two of them through, to meet again on the row the first insert creates."""
+    waited = []
+
+    def second_writer() -> None:
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL lock_timeout = '300ms'")
+                lock_tenant_article_counts(tenant=tenant)
+        except OperationalError as exc:
+            waited.append(str(exc))
+        finally:
+            connection.close()
+
+    assert _count(tenant) == 0
+    with transaction.atomic():
+        lock_tenant_article_counts(tenant=tenant)
+        contender = threading.Thread(target=second_writer)
+        contender.start()
+        contender.join()
+
+    assert len(waited) == 1
+    assert "lock timeout" in waited[0]
 
 
 @pytest.mark.django_db(transaction=True)
