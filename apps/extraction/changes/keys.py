@@ -38,6 +38,11 @@ _SUBJECT = (
 _KEY = r"(?P<key>[a-z][a-z0-9 -]{1,40}?)"
 #: Verbs that move a key's value up or down ("raised the hourly rate to $95").
 _RAISED = r"raised|lowered|increased|decreased|reduced|cut|bumped|upped"
+#: Verbs that move a date or a time ("the deadline was extended to August 15").
+_DEFERRED = r"extended|postponed|delayed|pushed back|pushed out|brought forward|moved up"
+#: A value told as a plan: "the launch is planned for March 3", "the review is set for Friday"
+#: (the time itself is the value; a time-less plan holds no value: see ``_WHEN``).
+_PLANNED = r"(?:(?:planned|scheduled|set|slated|due|booked)\s+(?:for|on)\s+)?"
 #: "my favourite colour is blue", "Andrew's manager is Rita", "our default branch is main".
 _KEY_VALUE = re.compile(
     _OWNER
@@ -46,6 +51,7 @@ _KEY_VALUE = re.compile(
     # "our error tracking runs on Sentry", "the user's savings are with Marcus".
     + r"\s+(?:is|are|runs on|run on|is hosted on|are hosted on|lives on)\s+"
     + r"(?:now\s+|currently\s+|still\s+)?(?:with\s+)?"
+    + _PLANNED
     + rf"(?P<value>{_VALUE}{{1,60}})$",
 )
 #: "Carol changed her email to …", "the user updated their phone number to …": a key's new
@@ -64,11 +70,21 @@ _KEY_CHANGED = re.compile(
     + r"(?:\s+(?i:from)\s+(?P<old>[^,;]+?))?"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
+#: "The landlord raised the user's rent to $1,550", "the client extended our deadline to
+#: May 2": the owner's key changed by someone else (the owner is the possessive).
+_KEY_CHANGED_BY = re.compile(
+    r"^(?:(?i:the|a|our|my|his|her|their)\s+)?(?:[A-Za-z]+\s+){0,2}?(?i:has\s+|have\s+)?"
+    + rf"(?i:changed|updated|moved|rescheduled|{_RAISED}|{_DEFERRED})\s+"
+    + _OWNER.removeprefix("^")
+    + _KEY
+    + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+)
 #: "The user's rent was raised to $2,100": the same change told of the key.
 _KEY_CHANGED_PASSIVE = re.compile(
     _OWNER
     + _KEY
-    + rf"\s+(?i:was|were|has been|have been|got)\s+(?i:changed|updated|switched|moved|{_RAISED})"
+    + r"\s+(?i:was|were|has been|have been|got)\s+"
+    + rf"(?i:changed|updated|switched|moved|{_RAISED}|{_DEFERRED})"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
 #: "My phone number changed to …", "our rent increased to $2,100": the key's value changed,
@@ -84,12 +100,15 @@ _KEY_CHANGED_ITSELF = re.compile(
 #: Wednesdays"): the subject's own or their team's, read only for a key that holds one value.
 _UNOWNED = r"^(?:(?i:the)\s+)?(?i:(?P<key>[a-z][a-z0-9 -]{1,40}?))"
 _UNOWNED_KEY_VALUE = re.compile(
-    _UNOWNED + r"\s+(?:is|are)\s+(?:now\s+|currently\s+)?" + rf"(?P<value>{_VALUE}{{1,60}})$"
+    _UNOWNED
+    + r"\s+(?:is|are)\s+(?:now\s+|currently\s+)?"
+    + _PLANNED
+    + rf"(?P<value>{_VALUE}{{1,60}})$"
 )
 _UNOWNED_KEY_CHANGED = re.compile(
     _UNOWNED
     + r"\s+(?:(?i:was|were|has been|have been|got)\s+)?"
-    + rf"(?i:changed|switched|moved|rescheduled|pushed back|pushed|{_RAISED}|increased|"
+    + rf"(?i:changed|switched|moved|rescheduled|{_DEFERRED}|pushed|{_RAISED}|increased|"
     + r"decreased|rose|dropped|went up|went down)"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
 )
@@ -209,11 +228,18 @@ _KEY_PATTERNS = (
     _KEY_CHANGED,
     _KEY_CHANGED_PASSIVE,
     _KEY_CHANGED_ITSELF,
+    _KEY_CHANGED_BY,
     _KEY_NEW,
     _REPORTS_TO,
 )
 #: Patterns read only for a key that holds one value (a key or an event's time).
-_ONE_VALUE_ONLY = (_KEY_CHANGED_ITSELF, _UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
+_ONE_VALUE_ONLY = (
+    _KEY_CHANGED_ITSELF,
+    _KEY_CHANGED_BY,
+    _UNOWNED_KEY_VALUE,
+    _UNOWNED_KEY_CHANGED,
+    _RESCHEDULED,
+)
 #: The entity of a key said without an owner.
 UNOWNED = "*"
 #: "The weekly sync", "our standup meeting": an event named with how often and what it is.

@@ -91,7 +91,9 @@ _UNSETTLED = re.compile(
     # "plans to move", not "a fiber plan" or "a meal plan".
     r"might|maybe|perhaps|probably|possibly|hopefully|hope|hopes|hoping|plans?\s+(?:to|on)|"
     # "sprint planning", "release planning": the meeting, not a plan.
-    r"(?<!sprint )(?<!release )(?<!quarterly )planning|planned|"
+    # "the launch is planned for March 3" states the schedule that holds; "had planned",
+    # "was planned" a plan that may not.
+    r"(?<!sprint )(?<!release )(?<!quarterly )planning|(?<!\bis )(?<!\bare )planned|"
     # "wants summaries in bullet points": how something is wanted, not a wish.
     r"wants?(?!\s+(?!to\b)[\w-]+\s+(?:in|as)\s)|wanted|wanting|would|could|should|will|won't|"
     # "going to" the future, not the errand of a habit ("stopped going to the gym").
@@ -992,18 +994,21 @@ def phrases(predicate: str) -> list[Finding]:
 
 
 # --- age ----------------------------------------------------------------------------------------
+_AGE_WORDS = "|".join(CARDINALS)
 _AGE = re.compile(
-    rf"^{_ADVERBS}(?:is (?P<years>\d{{1,3}}) years? old"
-    r"|(?:turned|has turned) (?P<turned>\d{1,3}))\b",
+    rf"^{_ADVERBS}(?:is (?:now )?(?P<years>\d{{1,3}}|{_AGE_WORDS}) years? old"
+    rf"|(?:turned|has turned) (?P<turned>\d{{1,3}}|{_AGE_WORDS}))\b"
+    # "turned three in May", not "turned three pages" or "turned two of them down".
+    r"(?!\s+(?!in\b|on\b|last\b|this\b|years?\b)[a-z])",
     _I,
 )
 
 
 def age(predicate: str) -> list[Finding]:
-    """How old someone is: "is 30 years old", then "just turned 31"."""
+    """How old someone is: "is 30 years old", then "just turned 31" ("two", "three": the same)."""
     if (match := _AGE.match(predicate)) is None:
         return []
-    return [Finding("key:age", match.group("years") or match.group("turned"))]
+    return [Finding("key:age", str(number_value(match.group("years") or match.group("turned"))))]
 
 
 # --- preferences and conditions ------------------------------------------------------------------
@@ -1330,16 +1335,29 @@ def school(predicate: str) -> list[Finding]:
 _COMMUTES = re.compile(
     rf"^{_ADVERBS}(?:(?P<verb>drives|bikes|cycles|walks|runs|carpools)|(?:takes|rides|catches)"
     r"\s+(?:the|a|his|her|their|my)\s+(?P<vehicle>bus|train|subway|tube|metro|tram|ferry|bike|"
-    r"scooter|shuttle|car)|commutes\s+by\s+(?P<by>\w+))\s+to\s+(?:work|the office|school|campus)\b",
+    r"scooter|shuttle|car)|commutes\s+by\s+(?P<by>\w+))\s+to\s+(?:work|the office|school|campus)\b"
+    # "commutes to work by car", "gets to the office by train".
+    r"|^(?:(?:usually|always|now|still|mostly|currently)\s+)*(?:commutes|gets|goes|travels)\s+to"
+    r"\s+(?:work|the office|school|campus)\s+(?:by\s+(?P<mode>car|bus|train|subway|tube|metro|"
+    r"tram|ferry|bike|bicycle|scooter|shuttle)|on\s+(?P<foot>foot))\b",
     _I,
 )
-_COMMUTE_MODES = {"bikes": "bike", "cycles": "bike", "drives": "car", "carpools": "car"}
+_COMMUTE_MODES = {
+    "bikes": "bike",
+    "cycles": "bike",
+    "bicycle": "bike",
+    "drives": "car",
+    "carpools": "car",
+    "walks": "walk",
+    "foot": "walk",
+}
 
 
 def commute(predicate: str) -> list[Finding]:
     if _ONE_DAY.search(predicate) or (match := _COMMUTES.match(predicate)) is None:
         return []
-    mode = (match.group("verb") or match.group("vehicle") or match.group("by")).lower()
+    said = ("verb", "vehicle", "by", "mode", "foot")
+    mode = next(match.group(group) for group in said if match.group(group)).lower()
     return [Finding("commute", _COMMUTE_MODES.get(mode, mode))]
 
 

@@ -140,7 +140,7 @@ _SAME_SUBJECT = re.compile(
     r",?\s+(?:and|but)\s+(?=(?:(?:now|then|also|currently|recently|later|since then)\s+)?"
     r"(?:works?|is working|lives?|is living|moved|relocated|joined|started|began|got|quit|left|"
     r"lost|retired|eats?|stopped|switched|uses?|became|married|adopted|has|have|is|am|"
-    r"sold|cancell?ed|closed|traded)\b)",
+    r"sold|cancell?ed|closed|traded|drives|cycles|bikes|walks|commutes|rides|takes)\b)",
     _I,
 )
 #: Reported speech and hearsay: the clause is someone else's claim, not the subject's.

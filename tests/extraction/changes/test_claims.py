@@ -579,6 +579,95 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             True,
         ),
         ("two_speakers_two_events", "Ana: The game is at 7pm.", "Ben: The game is at 8pm.", False),
+        # A date told as the plan that holds, then moved.
+        (
+            "a_planned_date_pushed_back",
+            "The product launch is planned for March 3.",
+            "The product launch was pushed back to April 14.",
+            True,
+        ),
+        (
+            "a_deadline_extended",
+            "The project deadline is June 30.",
+            "The project deadline was extended to August 15.",
+            True,
+        ),
+        (
+            "a_date_delayed",
+            "Our launch is set for May 1.",
+            "Our launch was delayed to May 20.",
+            True,
+        ),
+        (
+            "another_events_plan",
+            "The launch is planned for March 3.",
+            "The launch party is planned for March 10.",
+            False,
+        ),
+        (
+            "another_deadline",
+            "The project deadline is June 30.",
+            "The deadline for the grant was extended to July 10.",
+            False,
+        ),
+        # Someone else changes the owner's key.
+        (
+            "raised_by_the_landlord",
+            "The user's rent is $1,400 a month.",
+            "The landlord raised the user's rent to $1,550 a month.",
+            True,
+        ),
+        (
+            "another_owners_key_raised",
+            "The user's rent is $1,400 a month.",
+            "The landlord raised Tom's rent to $1,600.",
+            False,
+        ),
+        (
+            "a_budget_owned_by_no_one_named",
+            "The user's budget is $500.",
+            "The manager cut the marketing budget to $300.",
+            False,
+        ),
+        # An age in words or digits; a commute however it is told.
+        (
+            "age_in_words",
+            "The user's dog Biscuit is two years old.",
+            "Biscuit turned three in May.",
+            True,
+        ),
+        ("age_the_same", "Biscuit is 2 years old.", "Biscuit turned two.", False),
+        (
+            "pages_not_years",
+            "Biscuit is two years old.",
+            "Biscuit turned three pages of the book.",
+            False,
+        ),
+        (
+            "another_childs_age",
+            "The user's son is 7 years old.",
+            "The user's daughter turned 9.",
+            False,
+        ),
+        (
+            "commute_by_car",
+            "The user commutes to work by car.",
+            "The user sold the car and now cycles to work.",
+            True,
+        ),
+        ("commute_on_foot", "The user gets to work by bus.", "The user now walks to work.", True),
+        (
+            "commute_once",
+            "The user commutes to work by car.",
+            "The user took the bus to work because the car was in the shop.",
+            False,
+        ),
+        (
+            "commute_not_work",
+            "The user commutes to work by car.",
+            "The user walks to the park every evening.",
+            False,
+        ),
         (
             "a_server_not_a_platform",
             "The database runs on MySQL 5.7.",
