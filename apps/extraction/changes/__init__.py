@@ -12,6 +12,7 @@ know makes none either, so an unchanged fact is never retired by a paraphrase of
 * :mod:`.text` — sentences, the speaker of a conversation memory, the subject of a sentence;
 * :mod:`.patterns` — the attribute rules (employment, residence, diet, relationship, pets,
   health, activities, test results, tools and settings, decisions, "no longer");
+* :mod:`.fields` — the keys that hold one value, and a note's field ("Location: Berlin");
 * :mod:`.keys` — a key's value ("my favourite colour is …", "the upload limit was raised to …");
 * :mod:`.claims` — :func:`extract_claims`: a memory's text → its claims;
 * :mod:`.kinds` — which tools are of one kind (two databases, two editors);
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from apps.extraction.changes.claims import Claim, extract_claims, states_attribute
 from apps.extraction.changes.compare import conflict
-from apps.extraction.changes.keys import SINGLE_VALUED_KEYS
+from apps.extraction.changes.fields import SINGLE_VALUED_KEYS, field_label
 from apps.extraction.changes.search import search_words
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Claim",
     "conflict",
     "extract_claims",
+    "field_label",
     "search_words",
     "states_attribute",
 ]

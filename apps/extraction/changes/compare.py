@@ -290,10 +290,14 @@ def _same_entity(left: str, right: str) -> bool:
     return UNOWNED in (left, right) and bool({left, right} & _OWNERS_OF_UNOWNED)
 
 
+#: Keys that say where someone lives, which a move changes.
+_HOME_KEYS = frozenset({"address", "home address", "city", "location"})
+
+
 def _address_moved(old: Claim, new: Claim) -> bool | None:
     """ "moved to 48 Pine Avenue, Seattle" against "the user's address is 12 Oak Street"."""
     keyed = old if old.family == "key" else new
-    if keyed.attribute not in ("key:address", "key:home address"):
+    if keyed.attribute.removeprefix("key:").removeprefix("current ") not in _HOME_KEYS:
         return None
     return not _same_value(old.value, new.value)
 
@@ -341,8 +345,23 @@ def _tools(old: Claim, new: Claim) -> bool | None:
     return not _same_value(old.value, new.value)
 
 
+def _related_keys(left: str, right: str) -> bool:
+    """Keys that share a word, or one's word begins the other's ("deploy target",
+    "deployments"; "staging environment", "staging")."""
+    return any(
+        a.startswith(b) or b.startswith(a)
+        for a in words(left)
+        for b in words(right)
+        if min(len(a), len(b)) >= 4
+    )
+
+
 def _keys(old: Claim, new: Claim) -> bool | None:
     if not same_key(old.attribute[4:], new.attribute[4:]):
+        # "moved deployments from Heroku to Fly.io" against "the deploy target is Heroku": a
+        # related key whose value the switch names as the one it left.
+        if new.replaced and _same_value(new.replaced, old.value):
+            return True if _related_keys(old.attribute[4:], new.attribute[4:]) else None
         return None
     # Whole tokens: an address or a number differs in what content words would drop
     # ("carol@old.example.com" / "carol@new.example.com").
@@ -373,6 +392,33 @@ def _school(old: Claim, new: Claim) -> bool | None:
     return not _same_value(old.value, new.value)
 
 
+#: Keys that name someone's partner, which a relationship status may end or begin.
+_PARTNER_KEYS = frozenset(
+    {
+        "partner",
+        "girlfriend",
+        "boyfriend",
+        "wife",
+        "husband",
+        "spouse",
+        "fiance",
+        "fiancé",
+        "fiancée",
+    }
+)
+#: Statuses without a partner.
+_UNPARTNERED = frozenset({"single", "divorced", "widowed"})
+
+
+def _partner_status(old: Claim, new: Claim) -> bool | None:
+    """ "broke up" or "got divorced" against "the user's partner is Alex"; "the user's
+    girlfriend is Mia" against "the user is single". Any other status says nothing of who."""
+    keyed, status = (old, new) if old.family == "key" else (new, old)
+    if keyed.attribute[4:] not in _PARTNER_KEYS or status.value not in _UNPARTNERED:
+        return None
+    return True
+
+
 _Rule = Callable[[Claim, Claim], bool | None]
 #: How two claims of different families compare, by the pair of families.
 _ACROSS: dict[frozenset[str], _Rule] = {
@@ -383,6 +429,7 @@ _ACROSS: dict[frozenset[str], _Rule] = {
     frozenset({"key", HELD}): _held_then_keyed,
     frozenset({"key", "role"}): _titled,
     frozenset({"activity", "role"}): _position_left,
+    frozenset({"key", "relationship"}): _partner_status,
 }
 #: How two claims of one family compare, whatever their qualifiers.
 _WITHIN: dict[str, _Rule] = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from apps.extraction.changes.fields import SINGLE_VALUED_KEYS, field_label
 from apps.extraction.changes.patterns import (
     HELD,
     HOLDS,
@@ -153,28 +154,23 @@ _GOES_BY = re.compile(
 #: "We switched the test runner from Jest to Vitest": a key's value, the old one named.
 _KEY_SWITCHED_FROM = re.compile(
     _SUBJECT
-    + r"(?i:has\s+|have\s+)?(?i:changed|switched|moved|migrated)\s+(?i:the|our|my|his|her|their)\s+"
+    + r"(?i:has\s+|have\s+)?(?i:changed|switched|moved|migrated)\s+"
+    # "moved deployments from Heroku to Fly.io": a plural key needs no determiner; "moved
+    # over from …" names none.
+    + r"(?:(?P<determiner>(?i:the|our|my|his|her|their)\s+)|(?!(?i:over|in|out|back|up|away|on)\s))"
     + _KEY
     + r"\s+(?i:from)\s+(?P<old>[^,;]+?)"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
+#: A note, "Location: Berlin", "User's favorite color: blue": a key and its value, owned or not
+#: (without an owner only a field's label: ``field_label``).
+_NOTE = re.compile(
+    r"^(?:(?P<owner>(?i:the user's|my|our)|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+)?"
+    r"(?P<key>[A-Za-z][A-Za-z0-9 -]{1,40}?)\s*:\s*"
+    rf"(?P<value>{_VALUE}{{1,60}})$"
+)
 #: Patterns that tell a key's value without naming the key.
 _IMPLIED_KEYS = {_REPORTS_TO: "manager", _GOES_BY: "preferred name"}
-#: Keys whose value is one thing at a time: a new value replaces the old one.
-SINGLE_VALUED_KEYS = (
-    r"(?:favou?rite [a-z ]+|birthday|age|e-?mail(?: address)?|phone(?: number)?|address|"
-    r"home address|time ?zone|manager|boss|job title|title|salary|budget|deadline|"
-    r"default branch|port|version|editor|ide|shell|operating system|os|main language|"
-    r"primary language|database|stack|department|rent|car|commute|school|major|gym|doctor|"
-    r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
-    r"username|handle|pronouns|employer|company|city|country|relationship status|landlord|"
-    r"dentist|(?:hourly |daily |monthly )?rate|price|fee|preferred name|test runner|linter|"
-    r"formatter|bundler|package manager|build tool|ci provider|host|hosting provider|"
-    # "the upload size limit", "the API rate limit", "the session timeout", "the max file
-    # size", "the default region".
-    r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold|rotation|schedule|cadence|frequency)|"
-    r"(?:max|maximum|min|minimum|default)(?: [a-z-]+){1,2})"
-)
 #: A key may say what it is for: "the budget for the trip", "the deadline of the report".
 #: And a word or two may say which one: "the monthly budget for groceries", "the weekly grocery
 #: budget", "the work email" (another key than "the email": see ``same_key``).
@@ -234,6 +230,7 @@ _KEY_PATTERNS = (
 )
 #: Patterns read only for a key that holds one value (a key or an event's time).
 _ONE_VALUE_ONLY = (
+    _NOTE,
     _KEY_CHANGED_ITSELF,
     _KEY_CHANGED_BY,
     _UNOWNED_KEY_VALUE,
@@ -329,7 +326,13 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
         (
             found
             for stated in parts
-            for pattern in (_UNOWNED_CALLED, _UNOWNED_KEY_VALUE, _UNOWNED_KEY_CHANGED, _RESCHEDULED)
+            for pattern in (
+                _UNOWNED_CALLED,
+                _UNOWNED_KEY_VALUE,
+                _UNOWNED_KEY_CHANGED,
+                _RESCHEDULED,
+                _NOTE,
+            )
             if (found := pattern.match(stated))
         ),
         None,
@@ -356,11 +359,20 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
     elif match.re is _RESCHEDULED:
         return []  # "moved her car to the garage" puts the car somewhere
     one_at_a_time = bool(_SINGLE_VALUED_KEYS.match(key)) or when is not None
-    single_valued = one_at_a_time or bool(_CHANGED.search(sentence))
+    # "moved deployments from Heroku to Fly.io" leaves Heroku: the key held one value ("moved
+    # the billing service from …" moves a thing, which the tool rules read).
+    left_one = match.re is _KEY_SWITCHED_FROM and not match.group("determiner")
+    single_valued = one_at_a_time or left_one or bool(_CHANGED.search(sentence))
     if (not single_valued and match.re is not _KEY_VALUE) or (
         match.re in _ONE_VALUE_ONLY and not one_at_a_time
     ):
         return []
+    if match.re is _NOTE and match.group("owner") is None:
+        # "Location: Berlin": a field of whoever the memory is about, as a key said without an
+        # owner; "Therapist: How are you feeling?" is someone speaking.
+        if not field_label(match.group("key")):
+            return []
+        return [(speaker or UNOWNED, Finding(f"key:{key}", value))]
     if "owner" not in match.re.groupindex:
         # In a conversation the speaker's ("Ana: the game is at 7pm"): two speakers may speak
         # of two games.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from apps.extraction.changes.fields import field_label
 from apps.extraction.verbs import third_person_verb
 
 _I = re.IGNORECASE
@@ -200,6 +201,8 @@ def speaker_and_body(text: str) -> tuple[str | None, str]:
     match = _SPEAKER.match(text)
     if match is None or match.group("name").split()[0].lower() in _NOT_NAMES:
         return None, text
+    if field_label(match.group("name")):
+        return None, text  # a note, "Location: Berlin": see ``keys._NOTE``
     return match.group("name").lower(), match.group("body")
 
 

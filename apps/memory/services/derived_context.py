@@ -49,6 +49,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Max, Q
 
+from apps.extraction.changes import field_label
 from apps.memory.models import SESSION_ID_MAX_LENGTH, Memory, MemorySource
 from apps.tenancy.models import Tenant
 
@@ -62,8 +63,8 @@ _FIELDS = ("id", "text", "context", "derived_context", "metadata", "source", "th
 IMPLICIT_THREAD_PREFIX = "turns:"
 #: A conversation turn: a short speaker label (one to three words, or a chat role) and a colon.
 _TURN = re.compile(
-    r"\s*(?:[A-Z][\w'’.-]{0,30}(?: [A-Z][\w'’.-]{0,30}){0,2}|(?i:user|assistant|human|ai|bot))"
-    r"\s?:\s+\S"
+    r"\s*(?P<label>[A-Z][\w'’.-]{0,30}(?: [A-Z][\w'’.-]{0,30}){0,2}|"
+    r"(?i:user|assistant|human|ai|bot))\s?:\s+\S"
 )
 
 ThreadRef = tuple[uuid.UUID | None, str]
@@ -83,8 +84,9 @@ def thread_key(metadata: Mapping[str, Any]) -> str:
 
 def is_turn(text: str) -> bool:
     """Whether ``text`` reads as one conversation turn: ``"Caroline: I went to the group."``,
-    ``"user: remind me at 5"``."""
-    return _TURN.match(text) is not None
+    ``"user: remind me at 5"``. A note's field (``"Location: Berlin"``) is no speaker."""
+    match = _TURN.match(text)
+    return match is not None and not field_label(match.group("label"))
 
 
 def _parse_date(value: object) -> date | None:

@@ -629,6 +629,45 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             "The manager cut the marketing budget to $300.",
             False,
         ),
+        # A note: a field's label, a colon and its value.
+        ("a_note", "Location: Berlin", "Location: Munich", True),
+        ("an_owned_note", "User's favorite color: blue", "User's favorite color: green", True),
+        ("a_note_and_a_move", "Location: Berlin", "The user moved to Munich.", True),
+        ("a_note_said_again", "Location: Berlin", "The user lives in Berlin.", False),
+        ("a_city_and_a_move", "The user's city is Berlin.", "The user moved to Munich.", True),
+        ("a_list_is_no_field", "Hobbies: chess", "Hobbies: tennis", False),
+        (
+            "a_speaking_role",
+            "Therapist: We talked about work.",
+            "Therapist: We talked about sleep.",
+            False,
+        ),
+        ("a_role_without_owner", "Manager: Rita", "Manager: Tom", False),
+        ("a_role_with_owner", "User's manager: Rita", "User's manager: Tom", True),
+        # A switch that names the value it left ends a related key holding it.
+        (
+            "a_switch_of_a_related_key",
+            "The deploy target is Heroku.",
+            "We moved deployments from Heroku to Fly.io.",
+            True,
+        ),
+        (
+            "a_switch_of_another_key",
+            "The team's database is MySQL.",
+            "We migrated analytics from MySQL to BigQuery.",
+            False,
+        ),
+        (
+            "a_day_left_by_another_event",
+            "The user's gym day is Monday.",
+            "We moved the meeting from Monday to Tuesday.",
+            False,
+        ),
+        # A status without a partner ends the partner; a partner ends being single.
+        ("broke_up_with_the_partner", "User's partner is Alex.", "User and Alex broke up.", True),
+        ("divorced", "Maria's husband is Tom.", "Maria got divorced.", True),
+        ("a_partner_after_single", "The user is single.", "The user's girlfriend is Mia.", True),
+        ("engaged_to_the_partner", "The user's boyfriend is Alex.", "The user got engaged.", False),
         # An age in words or digits; a commute however it is told.
         (
             "age_in_words",

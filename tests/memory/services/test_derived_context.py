@@ -216,6 +216,10 @@ def _bare_turns(texts, **extra):
         ("the plan: ship on Friday", False),
         ("Caroline:no space after the colon", False),
         ("One Two Three Four: too long a label", False),
+        # A note's field is no speaker; a role that speaks is.
+        ("Location: Berlin", False),
+        ("Time zone: CET", False),
+        ("Therapist: How are you feeling today?", True),
     ],
 )
 def test_a_turn_is_a_short_speaker_label_and_a_colon(text, turn):
