@@ -1,3 +1,5 @@
+# length: one comparison per pair of attribute families, read through the three tables at the
+# end; split, a rule would sit apart from the table that says when it applies.
 """Whether two claims are about the same thing, and whether they state different values."""
 
 from __future__ import annotations

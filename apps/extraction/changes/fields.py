@@ -15,7 +15,8 @@ SINGLE_VALUED_KEYS = (
     r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
     r"username|handle|pronouns|employer|company|city|country|location|relationship status|"
     r"landlord|"
-    r"dentist|(?:hourly |daily |monthly )?rate|price|fee|preferred name|test runner|linter|"
+    r"dentist|(?:hourly |daily |monthly )?rate|price|fee|dose|dosage|preferred name|test runner|"
+    r"linter|"
     r"formatter|bundler|package manager|build tool|ci provider|host|hosting provider|"
     # "the upload size limit", "the API rate limit", "the session timeout", "the max file
     # size", "the default region".

@@ -169,8 +169,22 @@ _NOTE = re.compile(
     r"(?P<key>[A-Za-z][A-Za-z0-9 -]{1,40}?)\s*:\s*"
     rf"(?P<value>{_VALUE}{{1,60}})$"
 )
+#: "The user got a raise to $95,000": the salary, told by the raise.
+_RAISE = re.compile(
+    _SUBJECT
+    + r"(?i:just\s+|recently\s+)?(?i:got|received|was given|negotiated)\s+(?i:a\s+)?"
+    + r"(?i:pay\s+)?(?i:raise|pay rise|pay cut|salary bump)\s+(?i:to)\s+"
+    + rf"(?P<value>{_VALUE}{{1,60}})$",
+)
+#: "The user takes 20 mg of lisinopril daily": the drug's dose, one at a time.
+_DOSE = re.compile(
+    _SUBJECT
+    + r"(?i:now\s+|currently\s+)?(?i:takes|is taking|is on)\s+"
+    + r"(?P<value>\d+(?:\.\d+)?\s?(?i:mg|mcg|g|ml|units|iu))\s+(?i:of)\s+"
+    + r"(?P<drug>[A-Za-z][\w-]+)\b[^,;]*$",
+)
 #: Patterns that tell a key's value without naming the key.
-_IMPLIED_KEYS = {_REPORTS_TO: "manager", _GOES_BY: "preferred name"}
+_IMPLIED_KEYS = {_REPORTS_TO: "manager", _GOES_BY: "preferred name", _RAISE: "salary"}
 #: A key may say what it is for: "the budget for the trip", "the deadline of the report".
 #: And a word or two may say which one: "the monthly budget for groceries", "the weekly grocery
 #: budget", "the work email" (another key than "the email": see ``same_key``).
@@ -227,6 +241,8 @@ _KEY_PATTERNS = (
     _KEY_CHANGED_BY,
     _KEY_NEW,
     _REPORTS_TO,
+    _RAISE,
+    _DOSE,
 )
 #: Patterns read only for a key that holds one value (a key or an event's time).
 _ONE_VALUE_ONLY = (
@@ -340,6 +356,8 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
     if match is None or unsettled(sentence):
         return []
     implied = _IMPLIED_KEYS.get(match.re)
+    if match.re is _DOSE:
+        implied = f"{match.group('drug').lower()} dose"
     key = implied or match.group("key").strip().lower()
     if match.re in (_UNOWNED_CALLED, _RENAMED):
         key = f"name of {key}"  # a thing's name holds one value

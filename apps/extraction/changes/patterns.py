@@ -242,7 +242,12 @@ _JOINED = re.compile(
 )
 _PROMOTED = re.compile(
     rf"^{_ADVERBS}(?:got |was |has been |has just been )?promoted(?: at work)?\s+to\s+"
-    r"(?:the (?:position|role|rank) of\s+)?(?P<role>.+)$",
+    r"(?:the (?:position|role|rank) of\s+)?(?P<role>.+)$"
+    # "became head of product at Stripe", "was named VP of sales": a title, not "a teacher".
+    rf"|^{_ADVERBS}(?:became|has become|was made|was named|was appointed)\s+(?:the\s+)?"
+    # An employer named after it: "became head of the PTA" is no job.
+    r"(?P<title>(?:head|vp|vice president|director|chief|lead)\b[\w -]*?)"
+    r"(?=\s+(?:at|for)\s+(?-i:[A-Z]))",
     _I,
 )
 _JOB_ENDED = re.compile(
@@ -321,7 +326,7 @@ def employment(predicate: str) -> list[Finding]:
     if _NO_JOB.match(predicate) or _LEFT_THE_COMPANY.match(predicate):
         return [Finding("employer", "none"), Finding("role", "none")]
     if (match := _PROMOTED.match(predicate)) is not None:
-        value = value_text(match.group("role")).lower()
+        value = value_text(match.group("role") or match.group("title")).lower()
         return [Finding("role", value)] if value else []
     if (match := _JOB_STARTED.match(predicate)) is not None:
         details = _job_details(match.group("rest") or match.group("rest2") or "")
@@ -1011,6 +1016,48 @@ def age(predicate: str) -> list[Finding]:
     return [Finding("key:age", str(number_value(match.group("years") or match.group("turned"))))]
 
 
+# --- children and school grade -------------------------------------------------------------------
+_GRADE_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12,
+}  # fmt: skip
+_GRADE_NUMBER = rf"(?P<grade>{'|'.join(_GRADE_ORDINALS)}|\d{{1,2}}(?:st|nd|rd|th))"
+#: "is in third grade", "started fourth grade this fall", "is a 5th grader".
+_GRADE = tuple(
+    re.compile(pattern, _I)
+    for pattern in (
+        rf"^{_ADVERBS}(?:is|has been)\s+(?:now\s+)?in\s+(?:the\s+)?{_GRADE_NUMBER}\s+grade\b",
+        rf"^{_ADVERBS}(?:started|entered|began|moved up to|is starting)\s+(?:the\s+)?"
+        rf"{_GRADE_NUMBER}\s+grade\b",
+        rf"^{_ADVERBS}is\s+(?:now\s+)?(?:a|an)\s+{_GRADE_NUMBER}[ -]grader\b",
+    )
+)
+_KIDS = r"(?:children|child|kids|kid|babies|baby)"
+#: "have two kids", "has one child"; "had their second child", "welcomed a third baby".
+_HAS_CHILDREN = re.compile(
+    rf"^{_ADVERBS}(?:has|have)\s+(?P<count>{_COUNT_WORDS})\s+{_KIDS}\b(?!\s+(?:in|at|on)\b)", _I
+)
+_CHILD_BORN = re.compile(
+    rf"^{_ADVERBS}(?:had|welcomed|gave birth to)\s+(?:their|his|her|our|my|a)\s+"
+    rf"(?P<ordinal>{'|'.join(_ORDINALS)})\s+(?:child|kid|baby|son|daughter)\b",
+    _I,
+)
+
+
+def family(predicate: str) -> list[Finding]:
+    """How many children someone has ("have one child", then "had their second child") and a
+    child's school grade ("is in third grade", then "started fourth grade")."""
+    if match := next(filter(None, (grade.match(predicate) for grade in _GRADE)), None):
+        grade = match.group("grade").lower()
+        number = _GRADE_ORDINALS.get(grade) or int(re.sub(r"\D", "", grade))
+        return [Finding("key:grade", str(number))]
+    if (match := _HAS_CHILDREN.match(predicate)) is not None:
+        return [Finding("key:children", str(number_value(match.group("count"))))]
+    if (match := _CHILD_BORN.match(predicate)) is not None:
+        return [Finding("key:children", str(_ORDINALS[match.group("ordinal").lower()]))]
+    return []
+
+
 # --- preferences and conditions ------------------------------------------------------------------
 _LIKES = re.compile(
     rf"^{_ADVERBS}(?:prefers|likes|loves|enjoys|adores|is (?:a (?:big |huge )?fan of|"
@@ -1438,6 +1485,7 @@ RULES = (
     health,
     condition,
     age,
+    family,
     result,
     decision,
     tools,

@@ -53,7 +53,13 @@ _FAMILY_WORDS = {
 
 
 #: Keys a statement gives without naming them: "is 30 years old" states the age.
-_KEY_WORDS = {"age": "old years turned", "platform": "runs written built hosted powered"}
+_KEY_WORDS = {
+    "age": "old years turned",
+    "platform": "runs written built hosted powered",
+    "children": "child kid kids baby babies son daughter sons daughters",
+    "grade": "grade grader",
+    "salary": "salary paid earns makes raise",
+}
 
 
 def search_words(claim: Claim) -> str:

@@ -302,8 +302,23 @@ _COUPLE = re.compile(
 )
 
 
+#: "The user and their wife have one child", "Maria and her husband had their second baby":
+#: what the couple has, held of the one named (the spouse is no one the rules can name).
+_WITH_SPOUSE = re.compile(
+    r"^(?P<first>[A-Z][a-z][\w-]*|(?i:the user)) (?:and|&) (?i:his|her|their) "
+    r"(?i:wife|husband|partner|spouse)\s+(?P<predicate>(?:(?:just|recently)\s+)?"
+    r"(?:have|had|welcomed)\b.*)$"
+)
+
+
 def _couple(clause: str, speaker: str | None) -> list[tuple[str, str]]:
     """Each partner of a couple's shared change, as ``(entity, predicate)``."""
+    if (spouses := _WITH_SPOUSE.match(clause)) is not None:
+        first = spouses.group("first")
+        if first.lower() != "the user" and not _is_name(first):
+            return []
+        predicate = re.sub(r"^((?:just|recently)\s+)?have\b", r"\1has", spouses.group("predicate"))
+        return [("user" if first.lower() == "the user" else first.lower(), predicate)]
     match = _COUPLE.match(clause)
     if match is None:
         return []

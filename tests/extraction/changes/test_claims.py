@@ -644,6 +644,74 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
         ),
         ("a_role_without_owner", "Manager: Rita", "Manager: Tom", False),
         ("a_role_with_owner", "User's manager: Rita", "User's manager: Tom", True),
+        # A family's size, a child's grade, a dose, a raise, a title.
+        (
+            "a_second_child",
+            "The user has one child.",
+            "The user just had their second child.",
+            True,
+        ),
+        (
+            "a_couples_second_child",
+            "The user and their wife have one child.",
+            "The user and their wife just had their second child.",
+            True,
+        ),
+        (
+            "a_sisters_child",
+            "The user has two kids.",
+            "The user's sister had her third child.",
+            False,
+        ),
+        (
+            "a_grade_started",
+            "The user's daughter is in third grade.",
+            "The user's daughter started fourth grade this fall.",
+            True,
+        ),
+        (
+            "another_childs_grade",
+            "The user's daughter is in third grade.",
+            "The user's son is in fifth grade.",
+            False,
+        ),
+        (
+            "a_dose_increased",
+            "The user takes 20 mg of lisinopril daily.",
+            "The user's lisinopril dose was increased to 40 mg.",
+            True,
+        ),
+        (
+            "another_drugs_dose",
+            "The user takes 20 mg of lisinopril daily.",
+            "The user's metformin dose was increased to 1000 mg.",
+            False,
+        ),
+        ("a_raise", "The user's salary is $85,000.", "The user got a raise to $95,000.", True),
+        (
+            "someone_elses_raise",
+            "The user's salary is $85,000.",
+            "The user's partner got a raise.",
+            False,
+        ),
+        (
+            "a_title",
+            "The user is a product manager at Stripe.",
+            "The user became head of product at Stripe.",
+            True,
+        ),
+        (
+            "a_title_of_no_employer",
+            "The user is a product manager at Stripe.",
+            "The user became head of the PTA at her school.",
+            False,
+        ),
+        (
+            "a_raise_asked_for",
+            "The user's salary is $85,000.",
+            "The user asked for a raise to $100,000.",
+            False,
+        ),
         # A switch that names the value it left ends a related key holding it.
         (
             "a_switch_of_a_related_key",
