@@ -40,6 +40,15 @@ _STANDING = (
     r"|^where (?:does|do) [\w' ]+? (?:live|work|stay)\b"
     r"|^who (?:does|do) [\w' ]+? live with\b"
     r"|^what (?:job|work|position|role|diet) (?:does|do) [\w' ]+? (?:have|do|hold|follow)\b"
+    # "What does the user do for work?", "Which city does Sam live in?", "Is the user in a
+    # relationship?", "Who is Ana dating?", "What does the user eat?", "Does Tom have a pet?".
+    r"|^what (?:does|do) [\w' ]+? do for (?:a )?(?:work|living)\b"
+    r"|^(?:which|what) (?:city|town|country|state|neighbou?rhood) (?:does|do) [\w' ]+? live\b"
+    r"|^(?:is|are) [\w' ]+? (?:in a relationship|(?:seeing|with) (?:anyone|someone))\b"
+    r"|^who (?:is|are) [\w' ]+? (?:dating|seeing|married to|engaged to|with)\b"
+    r"|^what (?:does|do) [\w' ]+? eat\b"
+    r"|^(?:does|do) [\w' ]+? have (?:a |an |any )?(?:pets?|dogs?|cats?|kids|children|allerg\w+|"
+    r"partner|girlfriend|boyfriend|job|car)\b"
     r"|^(?:has|have) [\w' ]+? (?:come out|been released|finished|ended|started|healed|recovered)\b"
     # The progressive asks about now: "Is the user training for a marathon?"
     r"|^(?:is|are) (?:the user|the team|(?-i:[A-Z])[\w'’-]+(?: (?-i:[A-Z])[\w'’-]+)?) (?:still )?"
@@ -123,7 +132,7 @@ _ATTRIBUTES = {
         r"\b(?:location|city|country|hometown|resides?)\b"
     ),
     frozenset({"household"}): r"\b(?:live|lives|living) (?:with|alone)\b|\broommates?\b",
-    frozenset({"diet"}): r"\b(?:diet|vegetarian|vegan|pescatarian|eats? meat)\b",
+    frozenset({"diet"}): r"\b(?:diet|vegetarian|vegan|pescatarian|eats? meat|eat)\b",
     frozenset({"condition"}): r"\b(?:allergic|allerg(?:y|ies)|diagnosed|condition)\b",
     frozenset({"relationship"}): (
         r"\b(?:relationship|married|single|dating|partner|girlfriend|boyfriend|spouse|husband|"

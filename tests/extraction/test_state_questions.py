@@ -38,6 +38,12 @@ from apps.extraction.state_questions import (
         "When is the product launch?",
         "Is the user training for a marathon?",
         "Is Maria still working at the hospital?",
+        "What does the user do for work?",
+        "Which city does the user live in?",
+        "Is the user in a relationship?",
+        "Who is Ana dating?",
+        "What does the user eat?",
+        "Does the user have a pet?",
     ],
 )
 def test_questions_about_how_things_stand(question):
@@ -58,6 +64,8 @@ def test_questions_about_how_things_stand(question):
         "Is it snowing?",
         "Is the user going to Paris next week?",
         "What is Melanie's hand-painted bowl a reminder of?",
+        "What did the user eat for dinner?",
+        "Did the user have a pet as a child?",
         "What is Caroline's reason for getting into running?",
         "Who is Caroline?",
         "When is Caroline's youth center putting on a talent show?",
@@ -96,6 +104,11 @@ def test_the_names_a_question_asks_about(question, names):
         ("How many dogs does Andrew have?", {"pets"}),
         ("Who does the user live with?", {"household"}),
         ("Is the user allergic to peanuts?", {"condition"}),
+        ("What does the user do for work?", {"employer", "role"}),
+        ("Which city does the user live in?", {"residence"}),
+        ("Is the user in a relationship?", {"relationship"}),
+        ("What does the user eat?", {"diet"}),
+        ("Does the user have a pet?", {"pets"}),
         # Not a question about how things stand: no attribute is asked for.
         ("When did the user start the job at Globex?", set()),
         ("What did Caroline paint last week?", set()),

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 
 from apps.memory.models import Memory, SessionMemory
 from apps.tenancy.models import Tenant
-from lab.profile_history import load_history, sessions
+from lab.profile_history import DEFAULT_PATH, load_history, sessions
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +75,16 @@ def test_the_history_is_promoted_and_asked_then_removed(tmp_path):
 def test_a_missing_history_is_refused(tmp_path):
     with pytest.raises(CommandError, match="no history"):
         call_command("profile_history_eval", "--history", str(tmp_path / "none.json"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(DEFAULT_PATH.parent.glob("profile_history*.json")),
+    ids=lambda path: path.stem,
+)
+def test_every_lab_history_reads(path):
+    history = load_history(path)
+
+    assert history.questions
+    assert all(question.now for question in history.questions)
+    assert sessions(history)

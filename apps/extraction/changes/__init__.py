@@ -26,9 +26,11 @@ from __future__ import annotations
 from apps.extraction.changes.claims import Claim, extract_claims, states_attribute
 from apps.extraction.changes.compare import conflict
 from apps.extraction.changes.fields import SINGLE_VALUED_KEYS, field_label
+from apps.extraction.changes.patterns import ALIVE
 from apps.extraction.changes.search import search_words
 
 __all__ = [
+    "ALIVE",
     "SINGLE_VALUED_KEYS",
     "Claim",
     "conflict",

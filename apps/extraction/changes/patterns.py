@@ -394,8 +394,10 @@ def residence(predicate: str) -> list[Finding]:
 
 # --- household ----------------------------------------------------------------------------------
 _LIVES_WITH = re.compile(
-    rf"^{_ADVERBS}(?:lives|is living|has been living|moved in)\s+(?:together\s+)?with\s+"
-    r"(?P<who>.+)$",
+    rf"^{_ADVERBS}(?:lives|is living|has been living|moved in|"
+    # "shares a house with their partner Sam".
+    r"shares (?:a|an|the|their|his|her) (?:house|flat|apartment|home|place|room))\s+"
+    r"(?:together\s+)?with\s+(?P<who>.+)$",
     _I,
 )
 _LIVES_ALONE = re.compile(
@@ -546,7 +548,8 @@ _RELATIONSHIP = [
     (re.compile(rf"^{_ADVERBS}(?:got engaged|proposed to|is engaged)\b", _I), "engaged"),
     (
         re.compile(
-            rf"^{_ADVERBS}(?:broke up|split up|separated|"
+            rf"^{_ADVERBS}(?:broke up|split up|separated|parted ways|"
+            r"(?:decided to |have decided to |chose to )?(?:go|went) (?:our|their) separate ways|"
             r"(?:called|broke) off (?:the|their|his|her) engagement)\b",
             _I,
         ),
@@ -563,7 +566,8 @@ _RELATIONSHIP = [
             rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is seeing|"
             r"has been seeing)\s+"
             r"(?:someone|somebody)\b"
-            rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is in a relationship with)"
+            rf"|^{_ADVERBS}(?:is dating|started dating|has been dating|is in a relationship with|"
+            r"is seeing|has been seeing|started seeing)"
             r"\s+(?-i:[A-Z][a-z]+)\b",
             _I,
         ),
@@ -1128,7 +1132,10 @@ _CONDITION = re.compile(
     r"|^(?:was|got|has been|is)\s+(?:recently\s+|just\s+)?diagnosed\s+with\s+(?P<topic3>.+)$"
     r"|^(?:has|have|lives with|is living with)\s+(?P<topic4>(?:type [12] )?diabetes|asthma|"
     r"celiac(?: disease)?|adhd|migraines|arthritis|epilepsy|high blood pressure|"
-    r"chronic \w+(?: \w+)?|crohn's(?: disease)?|lupus|a heart condition)\b",
+    r"chronic \w+(?: \w+)?|crohn's(?: disease)?|lupus|a heart condition)\b"
+    # "is lactose intolerant", "is gluten-intolerant", "is diabetic".
+    r"|^(?:is|has been)\s+(?:(?:also|now|severely|very|mildly)\s+)?(?P<topic5>(?:lactose|gluten|"
+    r"fructose|histamine|caffeine|alcohol)[ -]intolerant|diabetic|celiac|anemic|asthmatic)\b",
     _I,
 )
 
@@ -1146,7 +1153,7 @@ def condition(predicate: str) -> list[Finding]:
         return [Finding("condition", "none", topic)] if topic else []
     if (match := _CONDITION.match(predicate)) is None:
         return []
-    if named := match.group("topic4"):
+    if named := match.group("topic4") or match.group("topic5"):
         topic = words(named)  # "type 2 diabetes": the number is part of the name
     else:
         topic = words(value_text(match.group("topic") or match.group("topic2") or ""))

@@ -294,6 +294,7 @@ def _kin_subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
 _COUPLE = re.compile(
     r"^(?P<first>[A-Z][a-z][\w-]*|(?i:the user)) (?:and|&) (?P<second>[A-Z][a-z][\w-]*|I)\s+"
     r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:broke up|split up|separated|"
+    r"parted ways|(?:decided to )?(?:go|went) (?:our|their) separate ways|"
     r"(?:called|broke) off (?:the|their) engagement|"
     r"divorced|married|got (?:married|engaged|divorced|back together)|tied the knot|"
     r"started dating|"

@@ -61,10 +61,20 @@ def _user(content: str) -> list[tuple[str, float, str]]:
             "never force-push to main",
             ("Never force-push to main.", 0.85, "decision"),
         ),
+        (
+            "a_reply_style_asked_for",
+            "Please keep replies in plain text, I read them on my watch.",
+            ("The user wants the assistant to keep replies in plain text.", 0.7, "preference"),
+        ),
     ],
 )
 def test_each_kind_is_extracted_with_a_third_person_rewrite(_case, content, expected):
     assert _user(content) == [expected]
+
+
+def test_a_statement_that_says_her_or_him_of_no_one_it_names_is_not_kept():
+    assert _user("I miss her a lot.") == []
+    assert _user("I always call my mom when she is sad.") != []
 
 
 def test_explicit_beats_preference_beats_habitual_fact():
@@ -270,6 +280,15 @@ def test_third_person_rewrite_keeps_the_rest_verbatim():
         "Tom and the user are getting married in spring."
     )
     assert third_person("She is nice and I like her") == "She is nice and the user likes her."
+    # An adverb before the verb stays one; a household's "our" is theirs, a team's the team's.
+    assert third_person("I finally finished the book") == "The user finally finished the book."
+    assert third_person("I share a flat with our cat Miso") == (
+        "The user shares a flat with their cat Miso."
+    )
+    assert third_person("Sam and I decided to go our separate ways") == (
+        "Sam and the user decided to go their separate ways."
+    )
+    assert third_person("our API uses Postgres") == "The team's API uses Postgres."
     assert third_person("I'm a nurse at St. Luke's and I live in Boston") == (
         "The user is a nurse at St. Luke's and the user lives in Boston."
     )

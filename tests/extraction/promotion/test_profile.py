@@ -98,6 +98,38 @@ def _kept(turns: list[Turn]) -> dict[str, datetime | None]:
             "The user quit smoking in April 2024.",
             SAID,
         ),
+        (
+            "a_label_and_what_follows",
+            "Exciting update: I accepted an offer and I'm now an instructional designer at "
+            "Brightpath Learning, so no more classroom teaching for me.",
+            "The user is now an instructional designer at Brightpath Learning.",
+            SAID,
+        ),
+        (
+            "found_out",
+            "I found out I'm lactose intolerant.",
+            "The user is lactose intolerant.",
+            SAID,
+        ),
+        (
+            "a_household_we",
+            "We relocated to Austin for the new job, the heat is something else.",
+            "The user relocated to Austin for the new job.",
+            SAID,
+        ),
+        (
+            "a_name_told_after",
+            "I've been seeing someone new, her name is Priya and it's going really well.",
+            "The user has been seeing Priya.",
+            SAID,
+        ),
+        (
+            "a_couple_parts",
+            "Sam and I decided to go our separate ways, so it's just me and Miso now.",
+            "Sam and the user decided to go their separate ways.",
+            SAID,
+        ),
+        ("a_death", "Sad news, Miso passed away on Tuesday.", "Miso passed away on Tuesday.", SAID),
     ],
 )
 def test_a_users_profile_statement_is_kept_standing_alone(_case, line, text, when):
@@ -116,10 +148,25 @@ def test_a_users_profile_statement_is_kept_standing_alone(_case, line, text, whe
         ("secret", "My password is hunter22hunter22 and I moved to Berlin."),
         ("one_outing", "I went for a run in the park this morning."),
         ("a_thing_liked", "I love it."),
+        ("a_teams_move", "We moved the standup to Thursdays."),
     ],
 )
 def test_a_statement_that_is_not_a_standalone_profile_fact_is_not_kept(_case, line):
     assert _kept(_session(line)) == {}
+
+
+def test_a_long_label_before_two_facts_leaves_the_two_facts_alone():
+    kept = _kept(
+        _session(
+            "Hi! A bit about me so you have context: I teach chemistry in Portland, and I share "
+            "a house with my partner Sam and our cat Miso."
+        )
+    )
+
+    assert list(kept) == [
+        "The user teaches chemistry in Portland.",
+        "The user shares a house with their partner Sam and their cat Miso.",
+    ]
 
 
 def test_a_sentence_that_says_two_things_about_the_user_is_kept_as_two_facts():

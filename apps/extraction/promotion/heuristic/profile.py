@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
 
-from apps.extraction.changes import Claim, extract_claims
+from apps.extraction.changes import ALIVE, Claim, extract_claims
 from apps.extraction.promotion.heuristic.conversation import attribute
 from apps.extraction.promotion.heuristic.dates import day_text, resolve_relative_dates
 from apps.extraction.promotion.heuristic.levels import MAX_SENTENCE_CHARS, PROFILE, _rx
@@ -60,12 +60,28 @@ _CONVERSATION_FAMILIES = PROFILE_FAMILIES - {"activity", "preference", "conditio
 _DANGLING = _rx(r"\b(it|its|this|that|these|those|he|she|him|her|hers|they|them|there)\b")
 _OPENER = _rx(
     r"^(?:(?:yes|yeah|yep|oh|ah|well|so|and|but|also|actually|guess what|by the way|"
-    r"btw|anyway|big news|news|update|fun fact|hey|hi|hello)\b[\s,:;!.-]*)+"
+    r"btw|anyway|(?:(?:big|sad|good|great|exciting|some)\s+)?news|(?:(?:quick|exciting|big)\s+)?"
+    r"update|fun fact|hey|hi|hello)\b[\s,:;!.-]*)+"
+)
+#: What the user learned, told as what holds: "I found out I'm lactose intolerant", "turns
+#: out I'm allergic to cats".
+_FOUND_OUT = _rx(
+    r"^(?:i\s+(?:just\s+|recently\s+)?(?:found out|learned|learnt|realized|realised|discovered)|"
+    r"(?:it\s+)?turns out)\s+(?:that\s+)?(?=(?:i|i'm|i’m|i've|my)\b)"
+)
+#: "someone new, her name is Priya": the name for the one it names.
+_NAMED_AFTER = re.compile(
+    r"\b(?:someone|somebody)(?:\s+new)?,\s+(?:his|her|their)\s+name\s+is\s+"
+    r"(?P<name>[A-Z][a-z]+)\b"
 )
 _SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}:\s+")
-_FIRST_PERSON = re.compile(r"^(?:i|i'm|i’m|i've|my|we|we're|our)\b", re.I)
+_FIRST_PERSON = re.compile(
+    r"^(?:i|i'm|i’m|i've|my|we|we're|our|(?-i:[A-Z][a-z]+) (?:and|&) I)\b", re.I
+)
+#: "Sam and I decided to …": one clause of two people, never split at its "and I".
+_COUPLE_OPENER = re.compile(r"^[A-Z][a-z]+ (?:and|&) I\b")
 #: A label before the user's own words: "Quick intro: I'm a nurse", "Update: we moved".
-_LABEL = re.compile(r"^[A-Za-z]+(?: [A-Za-z]+){0,2}:\s+(?=(?:i|i'm|i’m|i've|my|we|our)\b)", re.I)
+_LABEL = re.compile(r"^[A-Za-z]+(?: [A-Za-z]+){0,7}:\s+(?=(?:i|i'm|i’m|i've|my|we|our)\b)", re.I)
 #: A remark spliced on after a comma, with a subject of its own: "…, the mountains are
 #: amazing", "…, their weekends are too busy now", "…, it's been hard".
 _ASIDE = re.compile(
@@ -73,6 +89,15 @@ _ASIDE = re.compile(
     r"(?:is|are|was|were|has been|have been|feels?|looks?|seems?)|it's|it’s)\b[^,]*\.?$",
     re.I,
 )
+#: What follows from it or how it goes, cut only where it names what the statement does not
+#: ("…, so no more classroom teaching for them", "… and it's going really well"); a reason
+#: that stands ("…, so no running for a while") stays.
+_CONSEQUENCE = re.compile(
+    r"^(?P<head>.+?)(?:,\s+(?:so|which)\b|,?\s+and\s+(?:it's|it’s|it is|it has been)\b).*$",
+    re.I,
+)
+#: A "we" whose change is the user's too: "we relocated to Austin", "we adopted a puppy".
+_HOUSEHOLD_FAMILIES = frozenset({"residence", "household", "pets"})
 #: Where one sentence of the user's says two things about them: "I'm a nurse and I live in
 #: Boston" is two facts, each of which may change on its own.
 _OWN_CLAUSE = re.compile(r",?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|my)\s)")
@@ -128,7 +153,8 @@ def _agent_facts(turn: Turn) -> list[Candidate]:
         if not _usable(body):
             continue  # a sentence with a secret, a question or a hypothetical: none of it
         # Split only a sentence the user is the subject of: "Tom and I broke up" is one.
-        clauses = _OWN_CLAUSE.split(body) if _FIRST_PERSON.match(body) else [body]
+        alone = _FIRST_PERSON.match(body) and not _COUPLE_OPENER.match(body)
+        clauses = _OWN_CLAUSE.split(body) if alone else [body]
         for clause in clauses:
             found.extend(_agent_fact(turn, clause.strip().rstrip(",.!") + "."))
     return found
@@ -146,11 +172,37 @@ def _without_aside(text: str) -> str:
 
 def _agent_fact(turn: Turn, body: str) -> list[Candidate]:
     """The statement ``body`` (one clause of the user's) makes about the user, if any."""
-    if not _usable(body) or not _FIRST_PERSON.match(body):
+    body = _NAMED_AFTER.sub(r"\g<name>", _FOUND_OUT.sub("", body))
+    if not _usable(body):
         return []
+    if not _FIRST_PERSON.match(body):
+        return _death(turn, body)
     resolved = resolve_relative_dates(body, turn.occurred_at)
-    text = _without_aside(third_person(resolved.text))
+    text = _without_aside(_household_change(third_person(resolved.text)))
+    if _DANGLING.search(text) and (consequence := _CONSEQUENCE.match(text)) is not None:
+        text = consequence.group("head") + "."
     if not _profile_claims(text, "user") or _DANGLING.search(text):
+        return _death(turn, body)
+    return [_candidate(text, turn, resolved.day)]
+
+
+def _household_change(text: str) -> str:
+    """ "The team relocated to Austin" → "The user relocated to Austin": in the user's own
+    words, a "we" that moved house or adopted a pet is the user's household."""
+    if not text.startswith("The team ") or not any(
+        claim.family in _HOUSEHOLD_FAMILIES for claim in _profile_claims(text, "team")
+    ):
+        return text
+    return "The user " + text.removeprefix("The team ")
+
+
+def _death(turn: Turn, body: str) -> list[Candidate]:
+    """ "Miso passed away on Tuesday", "my cat Miso died": the death of someone named, which
+    ends what held of them."""
+    resolved = resolve_relative_dates(body, turn.occurred_at)
+    text = third_person(resolved.text)
+    named = [claim for claim in extract_claims(text) if claim.family == ALIVE]
+    if not named or _DANGLING.search(text):
         return []
     return [_candidate(text, turn, resolved.day)]
 

@@ -18,7 +18,8 @@ _ADVERBS = (
     "no longer|really|always|never|usually|generally|also|only|mostly|just|still|both|definitely|"
     "strongly|actually|normally|typically|mainly|often|sometimes|rarely|already|even|"
     "totally|absolutely|honestly|basically|currently|now|personally|all|maybe|probably|perhaps|"
-    "possibly"
+    "possibly|finally|recently|eventually|officially|suddenly|gradually|occasionally|regularly|"
+    "seriously|literally|barely|hardly|nearly|almost|once|again"
 )
 _SUBJECT = re.compile(
     rf"\b(I|i|we|We|WE)\b(?!['’.]\w)((?:\s+(?:{_ADVERBS}))*)\s+([A-Za-z']+)(?![-\w])"
@@ -62,12 +63,20 @@ _CONTRACTIONS = [
     (_rx(r"\bwe['’]ll\b"), "the team will"),
     (_rx(r"^let['’]s\b"), "the team will"),
 ]
+_OUR_HOUSEHOLD = _rx(
+    r"\bour(?=\s+(?:(?:new|old|little|first|second|two|three|own)\s+)?(?:cats?|dogs?|pets?|"
+    r"puppy|kitten|house|home|flat|apartment|place|kids|children|son|daughter|baby|family|"
+    r"wedding|anniversary|marriage|relationship|separate ways|parents|garden|car)\b)"
+)
 # Possessive and object pronouns: the full noun the first time, a pronoun after that.
 _POSSESSIVES = [
     (_rx(r"\bmy\b"), "the user", "the user's", "their"),
     (_rx(r"\bmine\b"), "the user", "the user's", "theirs"),
     (_rx(r"\bme\b"), "the user", "the user", "them"),
     (_rx(r"\bmyself\b"), "the user", "the user", "themselves"),
+    # A household's "our" is the user's and theirs ("our cat Miso", "go our separate ways");
+    # any other is a team's ("our API").
+    (_OUR_HOUSEHOLD, "their", "their", "their"),
     (_rx(r"\bour\b"), "the team", "the team's", "the team's"),
     (_rx(r"\bours\b"), "the team", "the team's", "the team's"),
     (re.compile(r"\bus\b"), "the team", "the team", "the team"),

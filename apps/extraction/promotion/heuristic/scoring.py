@@ -76,6 +76,40 @@ class _Statement:
     acknowledgement: bool = False
 
 
+#: A request about how the assistant answers: "Please keep replies in plain text", "use bullet
+#: points in summaries", "answer in Spanish".
+_REPLY_STYLE = _rx(
+    r"\b(replies|reply|answers|answer|responses|response|respond|summaries|explanations|messages)"
+    r"\b.*\b(short|shorter|brief|concise|plain text|bullet|bullets|markdown|formal|casual|"
+    r"simple|detailed|in (english|spanish|french|german|italian|portuguese|dutch|japanese|"
+    r"chinese|korean|hindi|arabic|polish|swedish))\b"
+)
+#: What a style request is told as: the request itself, less "please" and a reason given.
+_REQUEST_REASON = _rx(r",\s+(?=(i|i'm|i've|it|it's|since|because|as|so)\b)")
+#: He, she, him, her: someone the statement must name before it, or it says nothing later.
+_PERSONAL_PRONOUN = _rx(r"\b(he|she|him|her|hers|himself|herself)\b")
+_ANTECEDENT = re.compile(
+    r"(?<!^)\b[A-Z][a-z]+|\b(?i:mom|mother|dad|father|sister|brother|wife|husband|partner|"
+    r"girlfriend|boyfriend|daughter|son|friend|boss|manager|colleague|coworker|neighbou?r|"
+    r"cousin|aunt|uncle|grand\w+|niece|nephew|doctor|teacher|therapist|coach|kid|child|baby|"
+    r"cat|dog|puppy|kitten|landlord|landlady|roommate|teammate|client|customer|mentor)s?\b"
+)
+
+
+def _names_no_one(text: str) -> bool:
+    """Whether ``text`` says "her" or "him" of no one it names first ("The user misses her a
+    lot.")."""
+    pronoun = _PERSONAL_PRONOUN.search(text)
+    return pronoun is not None and _ANTECEDENT.search(text[: pronoun.start()]) is None
+
+
+def _request(body: str) -> str:
+    """ "Please keep replies in plain text, I read them on my watch" → "The user wants the
+    assistant to keep replies in plain text"."""
+    core = _REQUEST_REASON.split(re.sub(r"^please\s+", "", body, flags=re.I), maxsplit=1)[0]
+    return f"the user wants the assistant to {core[:1].lower()}{core[1:]}"
+
+
 def _content_words(text: str) -> int:
     return len(_tokens(text) - {_stem(word) for word in _CONTENT_STOPWORDS | _PRONOUNS})
 
@@ -94,7 +128,7 @@ def _score(body: str, *, correction: bool) -> tuple[float, str] | None:
     if _IMPERATIVE.match(low):
         if _EXPLICIT.search(low) or _RECORD_MARKER.search(low):
             return EXPLICIT, "preference" if first_singular else "decision"
-        if _PREFERENCE.search(low):
+        if _PREFERENCE.search(low) or _REPLY_STYLE.search(low):
             return HABITUAL, "preference"
         if _UNIVERSAL.search(low):
             return HABITUAL, "decision"
@@ -157,8 +191,15 @@ def _statement(
         confidence -= PRONOUN_PENALTY
     if recorded:
         confidence += RECORD_BONUS
+    if (
+        base is None
+        and _IMPERATIVE.match(low)
+        and not _EXPLICIT.search(low)
+        and _REPLY_STYLE.search(low)
+    ):
+        body = _request(body)
     text = third_person(_LEADING_HEDGE.sub("", body), addressee_is_user=addressee_is_user)
-    if not text or _content_words(text) < MIN_CONTENT_WORDS:
+    if not text or _content_words(text) < MIN_CONTENT_WORDS or _names_no_one(text):
         return None  # "Please keep that in mind going forward.": nothing left to remember
     return _Statement(
         text=text,
