@@ -610,7 +610,8 @@ _NAMED = re.compile(
 _GOT = re.compile(
     rf"^{_ADVERBS}(?:got|adopted|brought home|rescued|welcomed|bought|took home|has gotten|"
     r"has adopted|has got|got himself|got herself|added)\s+(?P<which>another|one more|"
-    r"a second|a third|a fourth|a fifth|a sixth|a new|a|an)\s+(?:\w+\s+){0,2}?"
+    rf"a second|a third|a fourth|a fifth|a sixth|a new|a|an|(?!no\b|zero\b){_COUNT_WORDS})\s+"
+    r"(?:\w+\s+){0,2}?"
     rf"(?P<species>{_SPECIES_WORDS})\b",
     _I,
 )
@@ -636,6 +637,8 @@ def pets(predicate: str) -> list[Finding]:
         species = _SPECIES[match.group("species").lower()]
         if which in ("another", "one more"):
             value = "+"
+        elif which not in ("a", "an", "a new") and not which.startswith("a "):
+            value = "some"  # "adopted two kittens": some now, however many before
         elif (ordinal := which.removeprefix("a ")) in _ORDINALS:
             value = str(_ORDINALS[ordinal])
         else:

@@ -135,6 +135,8 @@ _CLAUSE = re.compile(
     # "I'm a nurse and I live in Boston": a second clause with a subject of its own.
     r"|,?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|we|the user)\s)"
 )
+#: "Marco and I have separated": a name alone before the "and" is one of two subjects.
+_TWO_SUBJECTS = re.compile(r"^[A-Z][a-z]+ (?:and|&) (?=(?:I|the user)\s)")
 #: A second predicate of the same subject: "Maria left the hospital and now works at Globex".
 #: Only before a verb the rules read, so "works as a nurse and midwife at …" stays whole.
 _SAME_SUBJECT = re.compile(
@@ -292,8 +294,10 @@ def _kin_subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
 #: "Ben and Chloe broke up", "The user and Priya got married": a change both of them went
 #: through, so the predicate holds for each of the two.
 _COUPLE = re.compile(
-    r"^(?P<first>[A-Z][a-z][\w-]*|(?i:the user)) (?:and|&) (?P<second>[A-Z][a-z][\w-]*|I)\s+"
-    r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:broke up|split up|separated|"
+    r"^(?P<first>[A-Z][a-z][\w-]*|(?i:the user)) (?:and|&) "
+    r"(?P<second>[A-Z][a-z][\w-]*|I|the user)\s+"
+    r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:(?:have|had)\s+)?"
+    r"(?:broke up|broken up|split up|separated|"
     r"parted ways|(?:decided to )?(?:go|went) (?:our|their) separate ways|"
     r"(?:called|broke) off (?:the|their) engagement|"
     r"divorced|married|got (?:married|engaged|divorced|back together)|tied the knot|"
@@ -332,13 +336,22 @@ def _couple(clause: str, speaker: str | None) -> list[tuple[str, str]]:
         lambda verb: {"are": "is", "were": "was"}[verb[1]],
         match.group("predicate"),
     )
+    # "Marco and I have separated", "… have broken up": told as done.
+    predicate = re.sub(r"^(?:have|had)\s+broken up\b", "broke up", predicate)
+    predicate = re.sub(
+        r"^(?:have|had)\s+(?=separated|split up|divorced|parted ways)", "", predicate
+    )
     return [(partners.get(name.lower(), name.lower()), predicate) for name in names]
 
 
 def opened_parts(sentence: str) -> list[str]:
     """``sentence``'s clauses, each without the openers and time phrases before its subject
     ("These days the user's favourite band is …", "…; the user's new manager is Aisha")."""
-    parts = (_OPENER.sub("", part.strip()).strip(" ,.;!") for part in _CLAUSE.split(sentence))
+    two = _TWO_SUBJECTS.match(sentence.strip())
+    head = two.group(0) if two else ""
+    split = _CLAUSE.split(sentence.strip()[len(head) :])
+    split[0] = head + split[0]
+    parts = (_OPENER.sub("", part.strip()).strip(" ,.;!") for part in split)
     return [opened for part in parts if (opened := _TIME_OPENER.sub("", part).strip())]
 
 

@@ -17,6 +17,33 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
     ("_case", "text", "expected"),
     [
         ("works_at", "The user works at Stripe.", [("user", "employer", "stripe")]),
+        # Two subjects, one change: neither is split off the other.
+        (
+            "a_couple_told_as_done",
+            "Marco and I have separated.",
+            [("marco", "relationship", "single"), ("i", "relationship", "single")],
+        ),
+        (
+            "a_couple_parts_ways",
+            "Sam and the user decided to go their separate ways.",
+            [
+                ("sam", "relationship", "single"),
+                ("sam", "decision", "yes"),
+                ("user", "relationship", "single"),
+                ("user", "decision", "yes"),
+            ],
+        ),
+        ("pets_adopted_by_count", "I adopted two kittens.", [("i", "pets:cat", "some")]),
+        (
+            "an_intolerance",
+            "The user is lactose intolerant.",
+            [("user", "condition", "has")],
+        ),
+        (
+            "seeing_someone_named",
+            "The user has been seeing Priya.",
+            [("user", "relationship", "dating")],
+        ),
         (
             "works_as_at",
             "Priya works as a nurse at St Mary's.",

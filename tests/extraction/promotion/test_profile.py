@@ -130,6 +130,18 @@ def _kept(turns: list[Turn]) -> dict[str, datetime | None]:
             SAID,
         ),
         ("a_death", "Sad news, Miso passed away on Tuesday.", "Miso passed away on Tuesday.", SAID),
+        (
+            "heads_up",
+            "Heads up that I have celiac disease.",
+            "The user has celiac disease.",
+            SAID,
+        ),
+        (
+            "a_couple_told_as_done",
+            "Marco and I have separated.",
+            "Marco and the user have separated.",
+            SAID,
+        ),
     ],
 )
 def test_a_users_profile_statement_is_kept_standing_alone(_case, line, text, when):

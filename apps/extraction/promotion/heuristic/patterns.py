@@ -19,6 +19,7 @@ _LEADING = _rx(
     r"hello|anyway|alright|awesome|amazing|exactly|fair|indeed|honestly|basically|then|"
     r"one more(?: thing)?|one thing|careful|before we (?:start|begin)|quick one|"
     r"for the record|for future reference|just so you know|just fyi|fyi|note|"
+    r"heads up(?: that)?|"
     r"oh and|and also|wait|actually|no|correction|scratch that|"
     # A label before the user's own words: "A bit about me so you have context: I teach …".
     r"[a-z]+(?: [a-z]+){0,7}(?=:\s+(?:i|i'm|i’m|i've|my|we|our)\b))\b[\s,:;!.]*"

@@ -61,7 +61,7 @@ _DANGLING = _rx(r"\b(it|its|this|that|these|those|he|she|him|her|hers|they|them|
 _OPENER = _rx(
     r"^(?:(?:yes|yeah|yep|oh|ah|well|so|and|but|also|actually|guess what|by the way|"
     r"btw|anyway|(?:(?:big|sad|good|great|exciting|some)\s+)?news|(?:(?:quick|exciting|big)\s+)?"
-    r"update|fun fact|hey|hi|hello)\b[\s,:;!.-]*)+"
+    r"update|fun fact|hey|hi|hello|heads up(?:\s+that)?|just so you know|fyi)\b[\s,:;!.-]*)+"
 )
 #: What the user learned, told as what holds: "I found out I'm lactose intolerant", "turns
 #: out I'm allergic to cats".
