@@ -18,6 +18,7 @@ SINGLE_VALUED_KEYS = (
     r"dentist|(?:hourly |daily |monthly )?rate|price|fee|dose|dosage|preferred name|test runner|"
     r"linter|"
     r"formatter|bundler|package manager|build tool|ci provider|host|hosting provider|"
+    r"(?:base )?url|endpoint|domain|hostname|region|port|license|licence|"
     # "the upload size limit", "the API rate limit", "the session timeout", "the max file
     # size", "the default region".
     r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold|rotation|schedule|cadence|frequency|"

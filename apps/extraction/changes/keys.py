@@ -102,10 +102,26 @@ _KEY_CHANGED_ITSELF = re.compile(
 _UNOWNED = r"^(?:(?i:the)\s+)?(?i:(?P<key>[a-z][a-z0-9 -]{1,40}?))"
 _UNOWNED_KEY_VALUE = re.compile(
     _UNOWNED
-    + r"\s+(?:is|are)\s+(?:now\s+|currently\s+)?"
+    + r"\s+(?:now\s+)?(?:is|are|happens?|takes? place|(?:is|are) held)\s+(?:now\s+|currently\s+)?"
     + _PLANNED
     + rf"(?P<value>{_VALUE}{{1,60}})$"
 )
+#: "The staging database listens on port 5432", then "… was moved to port 5433": a thing's port.
+_PORT = re.compile(
+    _UNOWNED
+    + r"\s+(?:now\s+)?(?:listens|runs|is running|is served|is|was moved|moved|has moved|"
+    + r"was changed|(?:is|was) switched)\s+(?:now\s+)?(?:on|to)\s+port\s+(?P<value>\d{2,5})$"
+)
+#: "The project is licensed under MIT", then "… was relicensed under Apache 2.0".
+_LICENSE = re.compile(
+    _UNOWNED
+    + r"\s+(?:is|was|has been|got|is now)\s+(?:re)?licensed\s+(?:under|as)\s+(?:the\s+)?"
+    + rf"(?P<value>{_VALUE}{{1,40}}?)(?:\s+(?i:license|licence))?$"
+)
+#: Patterns whose key is the thing's, of one attribute: "the staging database" → its port.
+_KEY_OF = {_PORT: "port", _LICENSE: "license"}
+#: "… on Tuesdays instead of Fridays": the value left, said after the new one.
+_INSTEAD = re.compile(r"\s+(?:instead of|rather than)\s+.*$", re.I)
 _UNOWNED_KEY_CHANGED = re.compile(
     _UNOWNED
     + r"\s+(?:(?i:was|were|has been|have been|got)\s+)?"
@@ -343,6 +359,8 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
             found
             for stated in parts
             for pattern in (
+                _PORT,
+                _LICENSE,
                 _UNOWNED_CALLED,
                 _UNOWNED_KEY_VALUE,
                 _UNOWNED_KEY_CHANGED,
@@ -359,13 +377,15 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
     if match.re is _DOSE:
         implied = f"{match.group('drug').lower()} dose"
     key = implied or match.group("key").strip().lower()
+    if match.re in _KEY_OF:
+        key = f"{key} {_KEY_OF[match.re]}"
     if match.re in (_UNOWNED_CALLED, _RENAMED):
         key = f"name of {key}"  # a thing's name holds one value
     if not _SINGLE_VALUED_KEYS.match(key) and _SINGLE_VALUED_KEYS.match(key.removesuffix("s")):
         key = key.removesuffix("s")
     # An event's time is one at a time: "the user's daily standup is at 9am", then "… was
     # moved to 10am" (read before the value is cut, which ends a value at a time phrase).
-    when = _WHEN.match(match.group("value").strip().rstrip(".").lower())
+    when = _WHEN.match(_INSTEAD.sub("", match.group("value")).strip().rstrip(".").lower())
     if when:
         value = _WHEN_LEAD.sub("", when.group(0))
     else:

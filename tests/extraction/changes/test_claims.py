@@ -739,6 +739,49 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             "The user asked for a raise to $100,000.",
             False,
         ),
+        # A project's settings: a port, a license, a URL, a schedule told with "happen".
+        (
+            "a_port_moved",
+            "The staging database listens on port 5432.",
+            "The staging database was moved to port 5433.",
+            True,
+        ),
+        (
+            "another_things_port",
+            "The app runs on port 3000.",
+            "The admin panel runs on port 3001.",
+            False,
+        ),
+        (
+            "relicensed",
+            "The project is licensed under MIT.",
+            "The project was relicensed under Apache 2.0.",
+            True,
+        ),
+        (
+            "another_things_license",
+            "The project is licensed under MIT.",
+            "The logo is licensed under CC BY 4.0.",
+            False,
+        ),
+        (
+            "a_url_changed",
+            "The API base URL is https://api.example.com/v1.",
+            "The API base URL changed to https://api.example.com/v2.",
+            True,
+        ),
+        (
+            "a_schedule_instead_of",
+            "Deploys happen on Fridays.",
+            "Deploys now happen on Tuesdays instead of Fridays.",
+            True,
+        ),
+        (
+            "another_events_day",
+            "Deploys happen on Fridays.",
+            "The design review happens on Tuesdays.",
+            False,
+        ),
         # A switch that names the value it left ends a related key holding it.
         (
             "a_switch_of_a_related_key",
