@@ -57,6 +57,15 @@ def _held_words(claim: Claim) -> frozenset[str] | None:
     return None
 
 
+def _another_things_switch(switch: Claim, key: Claim) -> bool:
+    """Whether ``switch`` is a tool switch of a named thing ("tool:blog") and ``key`` a key of
+    something else ("key:deploy target")."""
+    if switch.family != "tool" or key.family != "key":
+        return False
+    thing = switch.attribute.split(":", 1)[1]
+    return thing not in ("*", "platform") and not _related_keys(key.attribute[4:], thing)
+
+
 def _ends_holding(old: Claim, new: Claim) -> bool | None:
     """Whether one claim ends what the other holds under a key: "sold the iPhone" against "the
     user's phone is an iPhone 12", "closed the Chase account" against "the user's bank is
@@ -85,7 +94,11 @@ def _ends_holding(old: Claim, new: Claim) -> bool | None:
             return True if ended <= held | kind else None
         if held and stop.replaced:
             # A value named as replaced ends a holding only whole: "replaced Sentry with
-            # Datadog" ends "runs on Sentry", "replaced the Sentry dashboard" does not.
+            # Datadog" ends "runs on Sentry", "replaced the Sentry dashboard" does not; and a
+            # thing's own switch ("moved the blog from Heroku to Netlify") ends only a key of
+            # that thing, not "the deploy target is Heroku".
+            if _another_things_switch(stop, other):
+                return None
             return True if ended <= held else None
         if held:
             return True if _overlap(ended, held) else None

@@ -112,6 +112,13 @@ _PORT = re.compile(
     + r"\s+(?:now\s+)?(?:listens|runs|is running|is served|is|was moved|moved|has moved|"
     + r"was changed|(?:is|was) switched)\s+(?:now\s+)?(?:on|to)\s+port\s+(?P<value>\d{2,5})$"
 )
+#: "We moved the web app to port 8080": the same, told of whoever moved it.
+_PORT_MOVED = re.compile(
+    _SUBJECT
+    + r"(?i:has\s+|have\s+)?(?i:moved|switched|changed)\s+(?:(?i:the|our|its)\s+)?"
+    + _KEY
+    + r"\s+(?i:to)\s+(?i:port)\s+(?P<value>\d{2,5})$"
+)
 #: "The project is licensed under MIT", then "… was relicensed under Apache 2.0".
 _LICENSE = re.compile(
     _UNOWNED
@@ -119,7 +126,7 @@ _LICENSE = re.compile(
     + rf"(?P<value>{_VALUE}{{1,40}}?)(?:\s+(?i:license|licence))?$"
 )
 #: Patterns whose key is the thing's, of one attribute: "the staging database" → its port.
-_KEY_OF = {_PORT: "port", _LICENSE: "license"}
+_KEY_OF = {_PORT: "port", _PORT_MOVED: "port", _LICENSE: "license"}
 #: "… on Tuesdays instead of Fridays": the value left, said after the new one.
 _INSTEAD = re.compile(r"\s+(?:instead of|rather than)\s+.*$", re.I)
 _UNOWNED_KEY_CHANGED = re.compile(
@@ -259,6 +266,7 @@ _KEY_PATTERNS = (
     _REPORTS_TO,
     _RAISE,
     _DOSE,
+    _PORT_MOVED,
 )
 #: Patterns read only for a key that holds one value (a key or an event's time).
 _ONE_VALUE_ONLY = (

@@ -753,6 +753,18 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             False,
         ),
         (
+            "a_port_moved_by_us",
+            "The web app runs on port 8000.",
+            "We moved the web app to port 8080.",
+            True,
+        ),
+        (
+            "another_things_switch",
+            "The deploy target is Heroku.",
+            "We moved the blog from Heroku to Netlify.",
+            False,
+        ),
+        (
             "relicensed",
             "The project is licensed under MIT.",
             "The project was relicensed under Apache 2.0.",
