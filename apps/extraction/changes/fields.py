@@ -14,13 +14,11 @@ SINGLE_VALUED_KEYS = (
     r"primary language|database|stack|department|rent|car|commute|school|major|gym|doctor|"
     r"therapist|hometown|home town|partner|girlfriend|boyfriend|wife|husband|name|nickname|"
     r"username|handle|pronouns|employer|company|city|country|location|relationship status|"
-    r"landlord|"
-    r"dentist|(?:hourly |daily |monthly )?rate|price|fee|dose|dosage|preferred name|test runner|"
-    r"linter|"
-    r"formatter|bundler|package manager|build tool|ci provider|host|hosting provider|"
-    r"(?:base )?url|endpoint|domain|hostname|region|port|license|licence|"
+    r"landlord|dentist|(?:hourly |daily |monthly )?rate|price|fee|dose|dosage|preferred name|"
+    r"test runner|linter|formatter|bundler|package manager|build tool|ci provider|host|"
+    r"hosting provider|(?:base )?url|endpoint|domain|hostname|region|license|licence|"
     # "the upload size limit", "the API rate limit", "the session timeout", "the max file
-    # size", "the default region".
+    # size", "the default region", "the deploy target".
     r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold|rotation|schedule|cadence|frequency|"
     r"target)|"
     r"(?:max|maximum|min|minimum|default)(?: [a-z-]+){1,2})"

@@ -201,8 +201,8 @@ def _death(turn: Turn, body: str) -> list[Candidate]:
     ends what held of them."""
     resolved = resolve_relative_dates(body, turn.occurred_at)
     text = third_person(resolved.text)
-    named = [claim for claim in extract_claims(text) if claim.family == ALIVE]
-    if not named or _DANGLING.search(text):
+    died = any(claim.family == ALIVE for claim in extract_claims(text))
+    if not died or _DANGLING.search(text):
         return []
     return [_candidate(text, turn, resolved.day)]
 
