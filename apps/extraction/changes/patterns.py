@@ -109,6 +109,10 @@ _UNSETTLED = re.compile(
 )
 _NUMBERS = {**NONE, **CARDINALS}
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
+_DOG_BREEDS = (
+    "retriever labrador poodle beagle terrier bulldog husky corgi dachshund chihuahua spaniel "
+    "collie pug greyhound rottweiler schnauzer doodle shepherd"
+)
 _SPECIES = {
     "dog": "dog",
     "dogs": "dog",
@@ -141,6 +145,8 @@ _SPECIES = {
     "horses": "horse",
     "pet": "pet",
     "pets": "pet",
+    # A dog told by its breed: "a golden retriever named Biscuit".
+    **{f"{breed}{plural}": "dog" for breed in _DOG_BREEDS.split() for plural in ("", "s")},
 }
 _SPECIES_WORDS = "|".join(sorted(_SPECIES, key=len, reverse=True))
 _COUNT_WORDS = "|".join([*_NUMBERS, r"\d{1,2}"])
@@ -291,8 +297,10 @@ OCCUPATIONS = (
 #: A role held beside another ("is also a volunteer firefighter") replaces nothing.
 _ANOTHER_ROLE = re.compile(r"\b(?:also|too|as well|volunteer|part-time|side)\b", _I)
 _IS_OCCUPATION = re.compile(
-    rf"^{_ADVERBS}(?:is|became|has become)\s+(?:now\s+)?(?:a|an)\s+"
-    rf"(?P<role>(?:[\w-]+\s+){{0,2}}?(?:{OCCUPATIONS}))(?P<rest>(?:\s+(?:at|for|with)\s.*)?)$",
+    rf"^{_ADVERBS}(?:is|became|has become)\s+{_ADVERBS}(?:a|an)\s+"
+    rf"(?P<role>(?:[\w-]+\s+){{0,2}}?(?:{OCCUPATIONS}))(?:\s+now)?"
+    # "is officially an attorney now, still at Hart & Cole".
+    r"(?P<rest>(?:,?\s+(?:still\s+)?(?:at|for|with)\s.*)?)$",
     _I,
 )
 _AS = re.compile(
@@ -717,7 +725,8 @@ def health(predicate: str) -> list[Finding]:
 
 # --- activities, results, decisions --------------------------------------------------------------
 _STOPPED = re.compile(
-    rf"^{_ADVERBS}(?:stopped|quit|gave up|has given up|dropped out of|paused|put on hold|"
+    rf"^{_ADVERBS}(?:(?:had to |has had to |decided to )?(?:stop|quit|give up)|stopped|quit|"
+    r"gave up|has given up|dropped out of|paused|put on hold|"
     r"no longer|doesn't|does not)\s+"
     r"(?!by\b|at\b|in\b|to\b|for\b|being\b)(?P<topic>.+?)(?:\s+(?:anymore|any more))?$",
     _I,

@@ -34,6 +34,13 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             ],
         ),
         ("pets_adopted_by_count", "I adopted two kittens.", [("i", "pets:cat", "some")]),
+        ("a_dog_told_by_its_breed", "Tom has two labradors.", [("tom", "pets:dog", "2")]),
+        (
+            "an_occupation_with_an_adverb",
+            "Ana is officially an attorney now, still at Hart & Cole.",
+            [("ana", "role", "attorney"), ("ana", "employer", "hart & cole")],
+        ),
+        ("had_to_stop", "Ana had to stop volunteering.", [("ana", "activity", "stopped")]),
         (
             "an_intolerance",
             "The user is lactose intolerant.",

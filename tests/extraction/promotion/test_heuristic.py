@@ -62,6 +62,16 @@ def _user(content: str) -> list[tuple[str, float, str]]:
             ("Never force-push to main.", 0.85, "decision"),
         ),
         (
+            "a_standing_request_asked_as_a_question",
+            "Can you keep your answers under a hundred words from now on?",
+            (
+                "The user wants the assistant to keep its answers under a hundred words from now "
+                "on.",
+                0.85,
+                "preference",
+            ),
+        ),
+        (
             "a_reply_style_asked_for",
             "Please keep replies in plain text, I read them on my watch.",
             ("The user wants the assistant to keep replies in plain text.", 0.7, "preference"),
@@ -70,6 +80,10 @@ def _user(content: str) -> list[tuple[str, float, str]]:
 )
 def test_each_kind_is_extracted_with_a_third_person_rewrite(_case, content, expected):
     assert _user(content) == [expected]
+
+
+def test_a_question_that_asks_for_a_task_is_not_kept():
+    assert _user("Can you fix the login bug?") == []
 
 
 def test_a_statement_that_says_her_or_him_of_no_one_it_names_is_not_kept():

@@ -131,6 +131,36 @@ def _kept(turns: list[Turn]) -> dict[str, datetime | None]:
         ),
         ("a_death", "Sad news, Miso passed away on Tuesday.", "Miso passed away on Tuesday.", SAID),
         (
+            "told_without_its_subject",
+            "Started volunteering at the food bank on Thursday evenings.",
+            "The user started volunteering at the food bank on Thursday evenings.",
+            SAID,
+        ),
+        (
+            "a_place_is_home",
+            "We've moved! Portland is home now.",
+            "The user lives in Portland now.",
+            SAID,
+        ),
+        (
+            "a_title_told_with_an_adverb",
+            "So I'm officially an attorney now, still at Hart & Cole.",
+            "The user is officially an attorney now, still at Hart & Cole.",
+            SAID,
+        ),
+        (
+            "had_to_stop",
+            "I had to stop volunteering at the food bank, the new job doesn't leave me time.",
+            "The user had to stop volunteering at the food bank.",
+            SAID,
+        ),
+        (
+            "a_death_and_what_follows",
+            "Biscuit died yesterday, he was fourteen.",
+            "Biscuit died on 7 May 2024.",
+            datetime(2024, 5, 7, tzinfo=UTC),
+        ),
+        (
             "heads_up",
             "Heads up that I have celiac disease.",
             "The user has celiac disease.",
@@ -179,6 +209,23 @@ def test_a_long_label_before_two_facts_leaves_the_two_facts_alone():
         "The user teaches chemistry in Portland.",
         "The user shares a house with their partner Sam and their cat Miso.",
     ]
+
+
+def test_clauses_joined_by_commas_are_split_only_where_each_says_something_of_the_user():
+    kept = _kept(
+        _session(
+            "i work as a paralegal at Hart & Cole, i'm married to Jordan, and we have a golden "
+            "retriever named Biscuit."
+        )
+    )
+    whole = _kept(_session("I'm Tomasz, I'm on the platform team."))
+
+    assert list(kept) == [
+        "The user works as a paralegal at Hart & Cole.",
+        "The user is married to Jordan.",
+        "The user has a golden retriever named Biscuit.",
+    ]
+    assert "The user is on the platform team." not in whole
 
 
 def test_a_sentence_that_says_two_things_about_the_user_is_kept_as_two_facts():

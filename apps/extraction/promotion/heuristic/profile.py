@@ -86,7 +86,8 @@ _LABEL = re.compile(r"^[A-Za-z]+(?: [A-Za-z]+){0,7}:\s+(?=(?:i|i'm|i’m|i've|my
 #: amazing", "…, their weekends are too busy now", "…, it's been hard".
 _ASIDE = re.compile(
     r"^(?P<head>.+?),\s+(?:(?:the|their|its|it|this|that|these|those)\s+(?:[\w'’-]+\s+){0,3}?"
-    r"(?:is|are|was|were|has been|have been|feels?|looks?|seems?)|it's|it’s)\b[^,]*\.?$",
+    r"(?:is|are|was|were|has been|have been|feels?|looks?|seems?|doesn't|does not|don't|"
+    r"didn't|won't|can't|isn't|aren't|leaves?|makes?|takes?|keeps?)|it's|it’s)\b[^,]*\.?$",
     re.I,
 )
 #: What follows from it or how it goes, cut only where it names what the statement does not
@@ -100,7 +101,24 @@ _CONSEQUENCE = re.compile(
 _HOUSEHOLD_FAMILIES = frozenset({"residence", "household", "pets"})
 #: Where one sentence of the user's says two things about them: "I'm a nurse and I live in
 #: Boston" is two facts, each of which may change on its own.
-_OWN_CLAUSE = re.compile(r",?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|my)\s)")
+_OWN_CLAUSE = re.compile(r",?\s+(?:and|but)\s+(?=(?:i|i'm|i’m|i've|my|we)\s)", re.I)
+#: "I work as a paralegal in Seattle, I'm married to Jordan": clauses joined by a comma alone,
+#: split only where each says something of the user ("I'm Tomasz, I'm on the platform team"
+#: stays one).
+_COMMA_CLAUSE = re.compile(r",\s+(?=(?:i|i'm|i’m|i've)\s)", re.I)
+#: A chat remark without its subject: "Started volunteering at the food bank", "Moved to
+#: Austin last week" — the speaker's own.
+_SUBJECTLESS = re.compile(
+    r"^(?=(?:started|stopped|quit|joined|moved|adopted|got|began|finished|left|switched|bought|"
+    r"sold|lost|passed|failed|signed up|enrolled|graduated|retired|relocated|gave up)\b)",
+    re.I,
+)
+#: "Portland is home now": where the user lives, told of the place.
+_PLACE_IS_HOME = re.compile(
+    r"^(?P<place>[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}) is (?:now )?(?:our |my )?home(?: now)?\b"
+)
+#: What a death's sentence goes on to say of the one who died: "…, he was fourteen".
+_AFTER_DEATH = re.compile(r",\s+(?:he|she|they|it)\b.*$", re.I)
 
 
 def _usable(sentence: str) -> bool:
@@ -156,8 +174,18 @@ def _agent_facts(turn: Turn) -> list[Candidate]:
         alone = _FIRST_PERSON.match(body) and not _COUPLE_OPENER.match(body)
         clauses = _OWN_CLAUSE.split(body) if alone else [body]
         for clause in clauses:
-            found.extend(_agent_fact(turn, clause.strip().rstrip(",.!") + "."))
+            for part in _comma_clauses(turn, clause):
+                found.extend(_agent_fact(turn, part.strip().rstrip(",.!") + "."))
     return found
+
+
+def _comma_clauses(turn: Turn, clause: str) -> list[str]:
+    parts = _COMMA_CLAUSE.split(clause)
+    if len(parts) > 1 and all(
+        _agent_fact(turn, part.strip().rstrip(",.!") + ".") for part in parts
+    ):
+        return parts
+    return [clause]
 
 
 def _without_aside(text: str) -> str:
@@ -173,6 +201,10 @@ def _without_aside(text: str) -> str:
 def _agent_fact(turn: Turn, body: str) -> list[Candidate]:
     """The statement ``body`` (one clause of the user's) makes about the user, if any."""
     body = _NAMED_AFTER.sub(r"\g<name>", _FOUND_OUT.sub("", body))
+    if _SUBJECTLESS.match(body):
+        body = f"I {body[:1].lower()}{body[1:]}"
+    if (home := _PLACE_IS_HOME.match(body)) is not None:
+        body = f"I live in {home.group('place')} now."
     if not _usable(body):
         return []
     if not _FIRST_PERSON.match(body):
@@ -199,7 +231,7 @@ def _household_change(text: str) -> str:
 def _death(turn: Turn, body: str) -> list[Candidate]:
     """ "Miso passed away on Tuesday", "my cat Miso died": the death of someone named, which
     ends what held of them."""
-    resolved = resolve_relative_dates(body, turn.occurred_at)
+    resolved = resolve_relative_dates(_AFTER_DEATH.sub("", body), turn.occurred_at)
     text = third_person(resolved.text)
     died = any(claim.family == ALIVE for claim in extract_claims(text))
     if not died or _DANGLING.search(text):

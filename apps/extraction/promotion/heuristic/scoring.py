@@ -81,9 +81,13 @@ class _Statement:
 _REPLY_STYLE = _rx(
     r"\b(replies|reply|answers|answer|responses|response|respond|summaries|explanations|messages)"
     r"\b.*\b(short|shorter|brief|concise|plain text|bullet|bullets|markdown|formal|casual|"
+    r"under (a |an )?[\w-]+ words|word limit|"
     r"simple|detailed|in (english|spanish|french|german|italian|portuguese|dutch|japanese|"
     r"chinese|korean|hindi|arabic|polish|swedish))\b"
 )
+#: A request asked as a question: "Can you keep your answers under a hundred words from now
+#: on?" (kept only when it asks for a lasting way of answering).
+_POLITE_REQUEST = _rx(r"^(?:can|could|would|will) you\s+(?:please\s+)?(?P<request>\w.*?)\?*$")
 #: What a style request is told as: the request itself, less "please" and a reason given.
 _REQUEST_REASON = _rx(r",\s+(?=(i|i'm|i've|it|it's|since|because|as|so)\b)")
 #: He, she, him, her: someone the statement must name before it, or it says nothing later.
@@ -107,6 +111,8 @@ def _request(body: str) -> str:
     """ "Please keep replies in plain text, I read them on my watch" → "The user wants the
     assistant to keep replies in plain text"."""
     core = _REQUEST_REASON.split(re.sub(r"^please\s+", "", body, flags=re.I), maxsplit=1)[0]
+    # "keep your answers short": the assistant's own answers.
+    core = re.sub(r"\byour\b", "its", core, flags=re.I)
     return f"the user wants the assistant to {core[:1].lower()}{core[1:]}"
 
 
@@ -127,7 +133,9 @@ def _score(body: str, *, correction: bool) -> tuple[float, str] | None:
         return (EXPLICIT if _EXPLICIT.search(low) else HABITUAL), kind
     if _IMPERATIVE.match(low):
         if _EXPLICIT.search(low) or _RECORD_MARKER.search(low):
-            return EXPLICIT, "preference" if first_singular else "decision"
+            # How to answer the user is the user's preference; any other rule a decision.
+            mine = first_singular or _REPLY_STYLE.search(low) is not None
+            return EXPLICIT, "preference" if mine else "decision"
         if _PREFERENCE.search(low) or _REPLY_STYLE.search(low):
             return HABITUAL, "preference"
         if _UNIVERSAL.search(low):
@@ -167,6 +175,10 @@ def _statement(
     )
     recorded = bool(_RECORD_MARKER.search(sentence))
     body = _strip_trailing(_strip_leading(sentence.strip()))
+    if (polite := _POLITE_REQUEST.match(body)) is not None and base is None:
+        request = polite.group("request")
+        if _REPLY_STYLE.search(request) or _EXPLICIT.search(request):
+            body = request  # asked, but a standing request: read as one
     if not body or (_QUESTION_OPENER.match(body) and not _NEGATIVE_IMPERATIVE.match(body)):
         return None
     if _HYPOTHETICAL.search(body):
@@ -191,12 +203,7 @@ def _statement(
         confidence -= PRONOUN_PENALTY
     if recorded:
         confidence += RECORD_BONUS
-    if (
-        base is None
-        and _IMPERATIVE.match(low)
-        and not _EXPLICIT.search(low)
-        and _REPLY_STYLE.search(low)
-    ):
+    if base is None and _IMPERATIVE.match(low) and (polite or _REPLY_STYLE.search(low)):
         body = _request(body)
     text = third_person(_LEADING_HEDGE.sub("", body), addressee_is_user=addressee_is_user)
     if not text or _content_words(text) < MIN_CONTENT_WORDS or _names_no_one(text):
