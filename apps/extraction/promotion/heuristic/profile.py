@@ -175,15 +175,19 @@ def _agent_facts(turn: Turn) -> list[Candidate]:
         clauses = _OWN_CLAUSE.split(body) if alone else [body]
         for clause in clauses:
             for part in _comma_clauses(turn, clause):
-                found.extend(_agent_fact(turn, part.strip().rstrip(",.!") + "."))
+                found.extend(_agent_fact(turn, _as_sentence(part)))
     return found
 
 
+def _as_sentence(clause: str) -> str:
+    return clause.strip().rstrip(",.!") + "."
+
+
 def _comma_clauses(turn: Turn, clause: str) -> list[str]:
+    """``clause`` cut where a comma alone opens another of the user's clauses, when every part
+    then says something of the user (see :data:`_COMMA_CLAUSE`); else whole."""
     parts = _COMMA_CLAUSE.split(clause)
-    if len(parts) > 1 and all(
-        _agent_fact(turn, part.strip().rstrip(",.!") + ".") for part in parts
-    ):
+    if len(parts) > 1 and all(_agent_fact(turn, _as_sentence(part)) for part in parts):
         return parts
     return [clause]
 
