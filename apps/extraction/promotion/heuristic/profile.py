@@ -174,8 +174,7 @@ def _agent_facts(turn: Turn) -> list[Candidate]:
         alone = _FIRST_PERSON.match(body) and not _COUPLE_OPENER.match(body)
         clauses = _OWN_CLAUSE.split(body) if alone else [body]
         for clause in clauses:
-            for part in _comma_clauses(turn, clause):
-                found.extend(_agent_fact(turn, _as_sentence(part)))
+            found.extend(_clause_facts(turn, clause))
     return found
 
 
@@ -183,13 +182,16 @@ def _as_sentence(clause: str) -> str:
     return clause.strip().rstrip(",.!") + "."
 
 
-def _comma_clauses(turn: Turn, clause: str) -> list[str]:
-    """``clause`` cut where a comma alone opens another of the user's clauses, when every part
-    then says something of the user (see :data:`_COMMA_CLAUSE`); else whole."""
+def _clause_facts(turn: Turn, clause: str) -> list[Candidate]:
+    """The facts of ``clause``: one per part where a comma alone opens another of the user's
+    clauses and every part says something of the user (see :data:`_COMMA_CLAUSE`); else the
+    clause's own."""
     parts = _COMMA_CLAUSE.split(clause)
-    if len(parts) > 1 and all(_agent_fact(turn, _as_sentence(part)) for part in parts):
-        return parts
-    return [clause]
+    if len(parts) > 1:
+        facts = [_agent_fact(turn, _as_sentence(part)) for part in parts]
+        if all(facts):
+            return [fact for part_facts in facts for fact in part_facts]
+    return _agent_fact(turn, _as_sentence(clause))
 
 
 def _without_aside(text: str) -> str:
