@@ -20,13 +20,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis import ConnectionPool
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from typing_extensions import override
@@ -50,12 +52,40 @@ def standing_in() -> bool:
     return time.monotonic() < _last_failure + RETRY_SECONDS
 
 
+class ReusedClientRedisCacheClient(RedisCacheClient):
+    """Django's Redis client, keeping one ``redis.Redis`` per connection pool. Django builds a
+    new one for every operation, and redis-py's constructor copies its ~170 response callbacks
+    into a case-insensitive dict: ~0.3 ms of CPU, more than the round trip it wraps, paid
+    some seven times by every recall (its rate limit, in-flight and heavy-read slots).
+    A ``redis.Redis`` is safe to share between threads (it takes a connection from the pool
+    per command)."""
+
+    # Django's own members, which its type stubs leave out (annotations only).
+    _get_connection_pool: Callable[[bool], ConnectionPool]
+    _client: Callable[..., Any]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, Any] = {}
+
+    @override
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            # The pool lives as long as this object (Django keeps it in ``_pools``): its id
+            # names it for as long as the entry exists.
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+        return client
+
+
 class FailoverRedisCache(RedisCache):
     """``RedisCache`` whose operations fall back to a process-local cache while Redis is
     unreachable (see the module docstring)."""
 
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
+        self._class = ReusedClientRedisCacheClient
         self._local = LocMemCache(STAND_IN_NAME, {"TIMEOUT": params.get("TIMEOUT", 300)})
 
     def _run(self, operation: str, *args: Any, **kwargs: Any) -> Any:

@@ -68,6 +68,26 @@ def _commands(server: RedisServer) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): int(stat["calls"]) for name, stat in stats.items()}
 
 
+def test_every_operation_of_a_process_goes_through_one_redis_client(redis_server, monkeypatch):
+    # Building a redis.Redis copies its response callbacks: costlier than the round trip.
+    built: list[redis.Redis] = []
+    build = redis.Redis.__init__
+
+    def counting_build(self: redis.Redis, *args: object, **kwargs: object) -> None:
+        built.append(self)
+        build(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "__init__", counting_build)
+    for _ in range(5):
+        shared_cache.count("slots", 1, timeout=60)
+        shared_cache.release("slots", timeout=60)
+        cache.set("note", "kept")
+        assert cache.get("note") == "kept"
+
+    assert len(built) == 1
+    assert redis_server.keys() == [":1:note", ":1:slots"]
+
+
 def test_a_counter_is_started_and_counted_in_one_round_trip(redis_server):
     before = _commands(redis_server)
 

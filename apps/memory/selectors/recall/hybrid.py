@@ -76,65 +76,85 @@ def fuse(
     Ties (equal fused score) go to the better semantic rank, then the better keyword rank,
     then the id, so the order is total and repeatable.
     """
-    ranks: dict[uuid.UUID, dict[str, int]] = {}
-    for rank, (pk, _distance) in enumerate(semantic, start=1):
-        ranks.setdefault(pk, {})["semantic"] = rank
-    for rank, (pk, _score) in enumerate(keyword, start=1):
-        ranks.setdefault(pk, {})["keyword"] = rank
+    # Keyed by each id's integer: a UUID hashes in Python code, and fusing hashes every
+    # candidate about ten times.
+    ids: dict[int, uuid.UUID] = {}
+    semantic_ranks: dict[int, int] = {}
+    keyword_ranks: dict[int, int] = {}
+    for ranks, leg in ((semantic_ranks, semantic), (keyword_ranks, keyword)):
+        for rank, (pk, _value) in enumerate(leg, start=1):
+            key = pk.int
+            ids[key] = pk
+            ranks[key] = rank
     if settings.MEMORY_RECALL_FUSION == "rrf":
-        fused = _reciprocal_rank(ranks)
+        fused = _reciprocal_rank(semantic_ranks, keyword_ranks)
     else:
         fused = _convex(semantic, keyword)
     inf = float("inf")
     order = sorted(
-        ranks,
-        key=lambda pk: (
-            -fused[pk],
-            ranks[pk].get("semantic", inf),
-            ranks[pk].get("keyword", inf),
-            pk,
+        ids,
+        key=lambda key: (
+            -fused[key],
+            semantic_ranks.get(key, inf),
+            keyword_ranks.get(key, inf),
+            key,  # a UUID orders as its integer
         ),
     )
     return [
-        Fused(pk=pk, score=round(fused[pk], 6), legs=frozenset(ranks[pk])) for pk in order[:limit]
+        Fused(
+            pk=ids[key],
+            score=round(fused[key], 6),
+            legs=_LEGS[(key in semantic_ranks, key in keyword_ranks)],
+        )
+        for key in order[:limit]
     ]
 
 
-def _reciprocal_rank(ranks: dict[uuid.UUID, dict[str, int]]) -> dict[uuid.UUID, float]:
+_LEGS = {
+    (True, False): frozenset({"semantic"}),
+    (False, True): frozenset({"keyword"}),
+    (True, True): frozenset({"semantic", "keyword"}),
+}
+
+
+def _reciprocal_rank(
+    semantic_ranks: dict[int, int], keyword_ranks: dict[int, int]
+) -> dict[int, float]:
     """``Σ weight_leg / (MEMORY_RECALL_RRF_K + rank_leg)``, over the best attainable sum."""
     k = settings.MEMORY_RECALL_RRF_K
-    weights = {
-        "semantic": settings.MEMORY_RECALL_SEMANTIC_WEIGHT,
-        "keyword": settings.MEMORY_RECALL_KEYWORD_WEIGHT,
-    }
-    ceiling = sum(weights.values()) / (k + 1)
-    return {
-        pk: sum(weights[leg] / (k + rank) for leg, rank in legs.items()) / ceiling
-        for pk, legs in ranks.items()
-    }
+    semantic_weight = settings.MEMORY_RECALL_SEMANTIC_WEIGHT
+    keyword_weight = settings.MEMORY_RECALL_KEYWORD_WEIGHT
+    ceiling = (semantic_weight + keyword_weight) / (k + 1)
+    fused = dict.fromkeys(semantic_ranks | keyword_ranks, 0.0)
+    for weight, ranks in ((semantic_weight, semantic_ranks), (keyword_weight, keyword_ranks)):
+        for key, rank in ranks.items():
+            fused[key] += weight / (k + rank)
+    return {key: total / ceiling for key, total in fused.items()}
 
 
 def _convex(
     semantic: Sequence[tuple[uuid.UUID, float]], keyword: Sequence[tuple[uuid.UUID, float]]
-) -> dict[uuid.UUID, float]:
+) -> dict[int, float]:
     """``α · similarity' + (1 − α) · c · bm25'``, each min-max normalised over its leg's
-    candidates, α = ``MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT``. Unlike ranks, the scores keep
-    how far apart the candidates are: a leg whose first hit stands out lifts it further.
+    candidates, α = ``MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT``, by each id's integer. Unlike
+    ranks, the scores keep how far apart the candidates are: a leg whose first hit stands out
+    lifts it further.
 
     ``c`` is how much the keyword leg has to say (:func:`_keyword_confidence`)."""
     alpha = settings.MEMORY_RECALL_CONVEX_SEMANTIC_WEIGHT
-    fused: dict[uuid.UUID, float] = {}
+    fused: dict[int, float] = {}
     for weight, leg in (
-        (alpha, {pk: 1.0 - distance for pk, distance in semantic}),
-        ((1.0 - alpha) * _keyword_confidence(keyword), dict(keyword)),
+        (alpha, [(pk.int, 1.0 - distance) for pk, distance in semantic]),
+        ((1.0 - alpha) * _keyword_confidence(keyword), [(pk.int, bm25) for pk, bm25 in keyword]),
     ):
         if not leg:
             continue
-        low, high = min(leg.values()), max(leg.values())
-        for pk, value in leg.items():
+        values = [value for _key, value in leg]
+        low, high = min(values), max(values)
+        for key, value in leg:
             # All candidates equal: each is as good as the leg's best.
             share = (value - low) / (high - low) if high > low else 1.0
-            fused[pk] = fused.get(pk, 0.0) + weight * share
+            fused[key] = fused.get(key, 0.0) + weight * share
     return fused
 
 
