@@ -20,7 +20,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -152,6 +153,107 @@ class FailoverRedisCache(RedisCache):
             except _UNREACHABLE as exc:
                 _fail_over(exc)
         return _count_in(self._local, key, delta, timeout=timeout)
+
+    def take_slots(self, slots: Sequence[tuple[str, int]], *, timeout: int) -> FullSlot | None:
+        """:func:`take_slots` in one round trip (a script Redis runs atomically)."""
+        if not standing_in():
+            try:
+                keys = [self.make_and_validate_key(key) for key, _limit in slots]
+                client = self._cache.get_client(keys[0], write=True)
+                position, held = client.eval(
+                    _TAKE_SLOTS, len(keys), *keys, timeout, *[limit for _key, limit in slots]
+                )
+                return None if int(position) == 0 else FullSlot(int(position) - 1, int(held))
+            except _UNREACHABLE as exc:
+                _fail_over(exc)
+        return _take_slots_in(self._local, slots, timeout=timeout)
+
+    def give_back_slots(self, keys: Sequence[str], *, timeout: int) -> None:
+        """:func:`give_back_slots` in one round trip."""
+        if not standing_in():
+            try:
+                made = [self.make_and_validate_key(key) for key in keys]
+                client = self._cache.get_client(made[0], write=True)
+                client.eval(_GIVE_BACK_SLOTS, len(made), *made, timeout)
+                return
+            except _UNREACHABLE as exc:
+                _fail_over(exc)
+        _give_back_slots_in(self._local, keys, timeout=timeout)
+
+
+# Redis runs a script atomically. KEYS: the counters, in the order they are taken; ARGV[1]: how
+# long a counter started here lives; ARGV[1 + i]: KEYS[i]'s limit. A counter that expired
+# meanwhile starts again at 0, and a give-back never leaves one below 0 (it would admit more
+# than its cap), as :func:`count` and :func:`release` do.
+_TAKE_SLOTS = """
+for i, key in ipairs(KEYS) do
+  redis.call('SET', key, 0, 'NX', 'EX', ARGV[1])
+  local held = redis.call('INCRBY', key, 1)
+  if held > tonumber(ARGV[i + 1]) then
+    for j = i, 1, -1 do
+      if redis.call('DECRBY', KEYS[j], 1) < 0 then redis.call('SET', KEYS[j], 0, 'EX', ARGV[1]) end
+    end
+    return {i, held}
+  end
+end
+return {0, 0}
+"""
+_GIVE_BACK_SLOTS = """
+for _, key in ipairs(KEYS) do
+  if redis.call('DECRBY', key, 1) < 0 then redis.call('SET', key, 0, 'EX', ARGV[1]) end
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class FullSlot:
+    """The slot :func:`take_slots` could not take: its position and the count it reached."""
+
+    position: int
+    held: int
+
+
+def take_slots(slots: Sequence[tuple[str, int]], *, timeout: int) -> FullSlot | None:
+    """Take one of each ``(key, limit)`` counting semaphore, in order: every one, or none.
+
+    At the first whose count would pass its limit, the ones taken are given back and that one
+    is returned; None means all are held (give them back with :func:`give_back_slots`). On
+    Redis this is one round trip, where a :func:`count` per slot and a :func:`release` per
+    refusal cost one each; a slot past its limit never holds the ones after it, even for a
+    moment. Counters live ``timeout`` seconds from when they start."""
+    if not slots:
+        return None
+    if isinstance(cache_backend := caches["default"], FailoverRedisCache):
+        return cache_backend.take_slots(slots, timeout=timeout)
+    return _take_slots_in(cache_backend, slots, timeout=timeout)
+
+
+def give_back_slots(keys: Sequence[str], *, timeout: int) -> None:
+    """Give back one of each slot :func:`take_slots` took (one round trip on Redis)."""
+    if not keys:
+        return
+    if isinstance(cache_backend := caches["default"], FailoverRedisCache):
+        cache_backend.give_back_slots(keys, timeout=timeout)
+        return
+    _give_back_slots_in(cache_backend, keys, timeout=timeout)
+
+
+def _take_slots_in(
+    backend: BaseCache, slots: Sequence[tuple[str, int]], *, timeout: int
+) -> FullSlot | None:
+    for position, (key, limit) in enumerate(slots):
+        held = _count_in(backend, key, 1, timeout=timeout)
+        if held > limit:
+            _give_back_slots_in(backend, [key for key, _ in slots[: position + 1]], timeout=timeout)
+            return FullSlot(position, held)
+    return None
+
+
+def _give_back_slots_in(backend: BaseCache, keys: Sequence[str], *, timeout: int) -> None:
+    for key in keys:
+        if _count_in(backend, key, -1, timeout=timeout) < 0:
+            backend.set(key, 0, timeout=timeout)
 
 
 def count(key: str, delta: int, *, timeout: int) -> int:

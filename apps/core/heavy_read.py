@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 from django.conf import settings
 
-from apps.core.cache import count, release
+from apps.core.cache import give_back_slots, take_slots
 from apps.core.telemetry import emit
 
 SLOT_TTL_SECONDS = 60
@@ -33,18 +33,6 @@ class HeavyReadShed(Exception):
 
 
 @contextmanager
-def _slot(key: str, *, limit: int, scope: str, owner: str) -> Iterator[None]:
-    in_flight = count(key, 1, timeout=SLOT_TTL_SECONDS)
-    try:
-        if in_flight > limit:
-            emit(f"heavy_read.{scope}_shed", {"count": 1})
-            raise HeavyReadShed(f"{owner} has {in_flight - 1} heavy reads in flight", scope=scope)
-        yield
-    finally:
-        release(key, timeout=SLOT_TTL_SECONDS)
-
-
-@contextmanager
 def heavy_read_slot(
     *,
     tenant_id: object,
@@ -53,30 +41,27 @@ def heavy_read_slot(
     subject_limit: int | None = None,
 ) -> Iterator[None]:
     """Hold one of the subject's heavy-read slots (when ``subject_id`` is given) and one of the
-    tenant's for the block, or raise :class:`HeavyReadShed` (nothing held)."""
+    tenant's for the block, or raise :class:`HeavyReadShed` (nothing held). Both are taken in
+    one round trip to the cache and given back in another (:func:`~apps.core.cache.take_slots`)."""
     limit = settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT if limit is None else limit
-    with ExitStack() as slots:
-        if subject_id is not None:
-            # Hashed: a subject id is any string an agent key names, a cache key is not.
-            digest = hashlib.sha256(subject_id.encode("utf-8")).hexdigest()[:32]
-            slots.enter_context(
-                _slot(
-                    f"heavy_read:inflight:{tenant_id}:{digest}",
-                    limit=(
-                        settings.HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT
-                        if subject_limit is None
-                        else subject_limit
-                    ),
-                    scope="subject",
-                    owner=f"subject {subject_id!r} of tenant {tenant_id}",
-                )
-            )
-        slots.enter_context(
-            _slot(
-                f"heavy_read:inflight:{tenant_id}",
-                limit=limit,
-                scope="tenant",
-                owner=f"tenant {tenant_id}",
-            )
+    # (key, cap, whose cap, who is named when it is full), the subject's first.
+    slots = [(f"heavy_read:inflight:{tenant_id}", limit, "tenant", f"tenant {tenant_id}")]
+    if subject_id is not None:
+        # Hashed: a subject id is any string an agent key names, a cache key is not.
+        digest = hashlib.sha256(subject_id.encode("utf-8")).hexdigest()[:32]
+        share = (
+            settings.HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT
+            if subject_limit is None
+            else subject_limit
         )
+        owner = f"subject {subject_id!r} of tenant {tenant_id}"
+        slots.insert(0, (f"heavy_read:inflight:{tenant_id}:{digest}", share, "subject", owner))
+    full = take_slots([(key, cap) for key, cap, _scope, _owner in slots], timeout=SLOT_TTL_SECONDS)
+    if full is not None:
+        _key, _cap, scope, owner = slots[full.position]
+        emit(f"heavy_read.{scope}_shed", {"count": 1})
+        raise HeavyReadShed(f"{owner} has {full.held - 1} heavy reads in flight", scope=scope)
+    try:
         yield
+    finally:
+        give_back_slots([key for key, _cap, _scope, _owner in slots], timeout=SLOT_TTL_SECONDS)

@@ -16,6 +16,7 @@ from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
 
 from apps.core import cache as shared_cache
+from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.in_flight import subject_in_flight_limit
 from tests.redis_server import RedisServer, private_redis
 
@@ -105,6 +106,67 @@ def test_a_counter_is_started_and_counted_in_one_round_trip(redis_server):
         assert 0 < client.ttl(":1:slots") <= 60
     finally:
         client.close()
+
+
+def _redis_counts(server: RedisServer, *keys: str) -> list[int | None]:
+    client = redis.Redis(port=server.port)
+    try:
+        return [None if value is None else int(value) for value in client.mget(keys)]
+    finally:
+        client.close()
+
+
+def test_a_subjects_and_its_tenants_heavy_read_slots_cost_one_round_trip_each_way(
+    redis_server, settings
+):
+    settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT = 3
+    settings.HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = 2
+    before = _commands(redis_server)
+
+    with heavy_read_slot(tenant_id="t", subject_id="noisy"):
+        held = sorted(redis_server.keys())
+        assert _redis_counts(redis_server, *held) == [1, 1]
+
+    after = _commands(redis_server)
+    assert after.get("eval", 0) - before.get("eval", 0) == 2  # one to take, one to give back
+    assert after.get("exec", 0) - before.get("exec", 0) == 0
+    assert _redis_counts(redis_server, *held) == [0, 0]
+
+
+def test_on_redis_a_subject_past_its_share_holds_no_tenant_slot(redis_server, settings):
+    settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT = 3
+    settings.HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = 2
+    noisy = {"tenant_id": "t", "subject_id": "noisy"}
+    with heavy_read_slot(**noisy), heavy_read_slot(**noisy):
+        with pytest.raises(HeavyReadShed) as shed, heavy_read_slot(**noisy):
+            pass
+        assert shed.value.scope == "subject"
+        assert "has 2 heavy reads in flight" in str(shed.value)
+        assert _redis_counts(redis_server, ":1:heavy_read:inflight:t") == [2]
+        with heavy_read_slot(tenant_id="t", subject_id="quiet"):
+            with (
+                pytest.raises(HeavyReadShed) as full,
+                heavy_read_slot(tenant_id="t", subject_id="b"),
+            ):
+                pass
+            assert full.value.scope == "tenant"
+            # The refused read gave its subject slot back with the tenant's.
+            assert sorted(_redis_counts(redis_server, *redis_server.keys())) == [0, 1, 2, 3]
+    assert set(_redis_counts(redis_server, *redis_server.keys())) == {0}
+
+
+def test_heavy_read_slots_count_in_process_memory_while_redis_is_gone(redis_server, settings):
+    settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT = 1
+    redis_server.stop()
+
+    with (
+        heavy_read_slot(tenant_id="t", subject_id="a"),
+        pytest.raises(HeavyReadShed),
+        heavy_read_slot(tenant_id="t", subject_id="b"),
+    ):
+        pass
+    with heavy_read_slot(tenant_id="t", subject_id="b"):
+        pass
 
 
 def test_a_counter_keeps_the_expiry_it_started_with(redis_server):
