@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -44,8 +45,7 @@ def heavy_read_slot(
     tenant's for the block, or raise :class:`HeavyReadShed` (nothing held). Both are taken in
     one round trip to the cache and given back in another (:func:`~apps.core.cache.take_slots`)."""
     limit = settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT if limit is None else limit
-    # (key, cap, whose cap, who is named when it is full), the subject's first.
-    slots = [(f"heavy_read:inflight:{tenant_id}", limit, "tenant", f"tenant {tenant_id}")]
+    caps = [_Cap(f"heavy_read:inflight:{tenant_id}", limit, "tenant", f"tenant {tenant_id}")]
     if subject_id is not None:
         # Hashed: a subject id is any string an agent key names, a cache key is not.
         digest = hashlib.sha256(subject_id.encode("utf-8")).hexdigest()[:32]
@@ -55,13 +55,27 @@ def heavy_read_slot(
             else subject_limit
         )
         owner = f"subject {subject_id!r} of tenant {tenant_id}"
-        slots.insert(0, (f"heavy_read:inflight:{tenant_id}:{digest}", share, "subject", owner))
-    full = take_slots([(key, cap) for key, cap, _scope, _owner in slots], timeout=SLOT_TTL_SECONDS)
+        # The subject's share first: a subject past it never holds a tenant slot.
+        caps.insert(0, _Cap(f"heavy_read:inflight:{tenant_id}:{digest}", share, "subject", owner))
+    full = take_slots([(cap.key, cap.limit) for cap in caps], timeout=SLOT_TTL_SECONDS)
     if full is not None:
-        _key, _cap, scope, owner = slots[full.position]
-        emit(f"heavy_read.{scope}_shed", {"count": 1})
-        raise HeavyReadShed(f"{owner} has {full.held - 1} heavy reads in flight", scope=scope)
+        cap = caps[full.position]
+        emit(f"heavy_read.{cap.scope}_shed", {"count": 1})
+        raise HeavyReadShed(
+            f"{cap.owner} has {full.held - 1} heavy reads in flight", scope=cap.scope
+        )
     try:
         yield
     finally:
-        give_back_slots([key for key, _cap, _scope, _owner in slots], timeout=SLOT_TTL_SECONDS)
+        give_back_slots([cap.key for cap in caps], timeout=SLOT_TTL_SECONDS)
+
+
+@dataclass(frozen=True)
+class _Cap:
+    """One counting semaphore a heavy read takes a slot of."""
+
+    key: str
+    limit: int
+    #: Whose cap it is (``subject`` or ``tenant``), and who a refusal names.
+    scope: str
+    owner: str
