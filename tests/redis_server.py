@@ -11,9 +11,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
+
+from apps.core import cache as shared_cache
 
 
 @dataclass
@@ -82,3 +87,27 @@ def private_redis(directory: Path | None = None) -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def redis_as_the_shared_cache(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[RedisServer]:
+    """A private server configured as production configures the shared cache (``REDIS_URL``,
+    ``FailoverRedisCache``), in a process that has seen no failure yet and holds nothing in
+    its stand-in's memory."""
+    with private_redis() as server:
+        settings.REDIS_URL = server.url
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "apps.core.cache.FailoverRedisCache",
+                "LOCATION": server.url,
+                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
+            }
+        }
+        monkeypatch.setattr(shared_cache, "_last_failure", float("-inf"))
+        LocMemCache(shared_cache.STAND_IN_NAME, {}).clear()
+        try:
+            yield server
+        finally:
+            caches.close_all()

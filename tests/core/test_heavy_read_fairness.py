@@ -3,16 +3,29 @@ and a quiet agent of the same tenant still gets a slot, under concurrent readers
 shed recall degrades for the noisy agent only."""
 
 import threading
+from collections.abc import Iterator
 
 import pytest
 
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.memory.selectors import memory_recall
 from tests.memory.factories import memory_row
+from tests.redis_server import redis_as_the_shared_cache
 
 READERS = 24
 
 
+@pytest.fixture(params=["process memory", "redis"])
+def shared_cache(request, settings, monkeypatch) -> Iterator[None]:
+    """The slots counted as a single process counts them, and as production does (Redis)."""
+    if request.param == "redis":
+        with redis_as_the_shared_cache(settings, monkeypatch):
+            yield
+    else:
+        yield
+
+
+@pytest.mark.usefixtures("shared_cache")
 def test_a_subject_past_its_share_is_shed_and_holds_no_tenant_slot(settings):
     settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT = 3
     settings.HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = 2
@@ -34,6 +47,7 @@ def test_a_subject_past_its_share_is_shed_and_holds_no_tenant_slot(settings):
             pass
 
 
+@pytest.mark.usefixtures("shared_cache")
 def test_slots_are_released_on_the_way_out(settings):
     settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT = 1
     settings.HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = 1

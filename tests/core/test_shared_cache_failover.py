@@ -12,33 +12,18 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from django.core.cache import cache, caches
-from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache import cache
 
 from apps.core import cache as shared_cache
 from apps.core.heavy_read import HeavyReadShed, heavy_read_slot
 from apps.core.in_flight import subject_in_flight_limit
-from tests.redis_server import RedisServer, private_redis
+from tests.redis_server import RedisServer, redis_as_the_shared_cache
 
 
 @pytest.fixture
 def redis_server(settings, monkeypatch) -> Iterator[RedisServer]:
-    with private_redis() as server:
-        settings.REDIS_URL = server.url
-        settings.CACHES = {
-            "default": {
-                "BACKEND": "apps.core.cache.FailoverRedisCache",
-                "LOCATION": server.url,
-                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
-            }
-        }
-        # A fresh process: no failure seen yet, nothing in the stand-in's memory.
-        monkeypatch.setattr(shared_cache, "_last_failure", float("-inf"))
-        LocMemCache(shared_cache.STAND_IN_NAME, {}).clear()
-        try:
-            yield server
-        finally:
-            caches.close_all()
+    with redis_as_the_shared_cache(settings, monkeypatch) as server:
+        yield server
 
 
 def test_counts_go_to_redis_while_it_answers(redis_server):
@@ -131,29 +116,6 @@ def test_a_subjects_and_its_tenants_heavy_read_slots_cost_one_round_trip_each_wa
     assert after.get("eval", 0) - before.get("eval", 0) == 2  # one to take, one to give back
     assert after.get("exec", 0) - before.get("exec", 0) == 0
     assert _redis_counts(redis_server, *held) == [0, 0]
-
-
-def test_on_redis_a_subject_past_its_share_holds_no_tenant_slot(redis_server, settings):
-    settings.HEAVY_READ_MAX_CONCURRENT_PER_TENANT = 3
-    settings.HEAVY_READ_MAX_CONCURRENT_PER_SUBJECT = 2
-    noisy = {"tenant_id": "t", "subject_id": "noisy"}
-    with heavy_read_slot(**noisy), heavy_read_slot(**noisy):
-        with pytest.raises(HeavyReadShed) as shed, heavy_read_slot(**noisy):
-            pass
-        assert shed.value.scope == "subject"
-        assert "has 2 heavy reads in flight" in str(shed.value)
-        assert _redis_counts(redis_server, ":1:heavy_read:inflight:t") == [2]
-        with heavy_read_slot(tenant_id="t", subject_id="quiet"):
-            with (
-                pytest.raises(HeavyReadShed) as full,
-                heavy_read_slot(tenant_id="t", subject_id="b"),
-            ):
-                pass
-            assert full.value.scope == "tenant"
-            # The refused read gave its subject slot back with the tenant's.
-            counts = _redis_counts(redis_server, *redis_server.keys())
-            assert sorted(count or 0 for count in counts) == [0, 1, 2, 3]
-    assert set(_redis_counts(redis_server, *redis_server.keys())) == {0}
 
 
 def test_heavy_read_slots_count_in_process_memory_while_redis_is_gone(redis_server, settings):
