@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import caches
@@ -45,6 +45,7 @@ _UNREACHABLE = (RedisConnectionError, RedisTimeoutError)
 # process's (a LocMemCache's store is shared by name).
 STAND_IN_NAME = "engram-shared-cache-stand-in"
 _state_lock = threading.Lock()
+_T = TypeVar("_T")
 _last_failure = float("-inf")
 
 
@@ -90,12 +91,10 @@ class FailoverRedisCache(RedisCache):
         self._local = LocMemCache(STAND_IN_NAME, {"TIMEOUT": params.get("TIMEOUT", 300)})
 
     def _run(self, operation: str, *args: Any, **kwargs: Any) -> Any:
-        if not standing_in():
-            try:
-                return getattr(RedisCache, operation)(self, *args, **kwargs)
-            except _UNREACHABLE as exc:
-                _fail_over(exc)
-        return getattr(self._local, operation)(*args, **kwargs)
+        return self._on_redis(
+            lambda: getattr(RedisCache, operation)(self, *args, **kwargs),
+            lambda: getattr(self._local, operation)(*args, **kwargs),
+        )
 
     @override
     def add(self, *args: Any, **kwargs: Any) -> Any:
@@ -143,67 +142,90 @@ class FailoverRedisCache(RedisCache):
 
     def count(self, key: str, delta: int, *, timeout: int) -> int:
         """:func:`count` in one round trip: SET NX EX and INCRBY in one MULTI."""
-        if not standing_in():
-            try:
-                made = self.make_and_validate_key(key)
-                pipeline = self._cache.get_client(made, write=True).pipeline(transaction=True)
-                pipeline.set(made, 0, nx=True, ex=timeout)
-                pipeline.incrby(made, delta)
-                return int(pipeline.execute()[1])
-            except _UNREACHABLE as exc:
-                _fail_over(exc)
-        return _count_in(self._local, key, delta, timeout=timeout)
 
-    def take_slots(self, slots: Sequence[tuple[str, int]], *, timeout: int) -> FullSlot | None:
+        def on_redis() -> int:
+            made = self.make_and_validate_key(key)
+            pipeline = self._cache.get_client(made, write=True).pipeline(transaction=True)
+            pipeline.set(made, 0, nx=True, ex=timeout)
+            pipeline.incrby(made, delta)
+            return int(pipeline.execute()[1])
+
+        return self._on_redis(on_redis, lambda: _count_in(self._local, key, delta, timeout=timeout))
+
+    def take_slots(self, slots: Sequence[Slot]) -> FullSlot | None:
         """:func:`take_slots` in one round trip (a script Redis runs atomically)."""
-        if not standing_in():
-            try:
-                keys = [self.make_and_validate_key(key) for key, _limit in slots]
-                client = self._cache.get_client(keys[0], write=True)
-                position, held = client.eval(
-                    _TAKE_SLOTS, len(keys), *keys, timeout, *[limit for _key, limit in slots]
-                )
-                return None if int(position) == 0 else FullSlot(int(position) - 1, int(held))
-            except _UNREACHABLE as exc:
-                _fail_over(exc)
-        return _take_slots_in(self._local, slots, timeout=timeout)
 
-    def give_back_slots(self, keys: Sequence[str], *, timeout: int) -> None:
+        def on_redis() -> FullSlot | None:
+            keys = [self.make_and_validate_key(slot.key) for slot in slots]
+            terms = [term for slot in slots for term in (slot.limit, slot.amount, slot.timeout)]
+            client = self._cache.get_client(keys[0], write=True)
+            position, held = client.eval(_TAKE_SLOTS, len(keys), *keys, *terms)
+            return None if int(position) == 0 else FullSlot(int(position) - 1, int(held))
+
+        return self._on_redis(on_redis, lambda: _take_slots_in(self._local, slots))
+
+    def give_back_slots(self, slots: Sequence[Slot]) -> None:
         """:func:`give_back_slots` in one round trip."""
+
+        def on_redis() -> None:
+            keys = [self.make_and_validate_key(slot.key) for slot in slots]
+            terms = [term for slot in slots for term in (slot.amount, slot.timeout)]
+            client = self._cache.get_client(keys[0], write=True)
+            client.eval(_GIVE_BACK_SLOTS, len(keys), *keys, *terms)
+
+        self._on_redis(on_redis, lambda: _give_back_slots_in(self._local, slots))
+
+    def _on_redis(self, operation: Callable[[], _T], stand_in: Callable[[], _T]) -> _T:
+        """``operation`` on Redis, or ``stand_in`` on this process's memory while Redis is out
+        of reach (see the module docstring)."""
         if not standing_in():
             try:
-                made = [self.make_and_validate_key(key) for key in keys]
-                client = self._cache.get_client(made[0], write=True)
-                client.eval(_GIVE_BACK_SLOTS, len(made), *made, timeout)
-                return
+                return operation()
             except _UNREACHABLE as exc:
                 _fail_over(exc)
-        _give_back_slots_in(self._local, keys, timeout=timeout)
+        return stand_in()
 
 
-# Redis runs a script atomically. KEYS: the counters, in the order they are taken; ARGV[1]: how
-# long a counter started here lives; ARGV[1 + i]: KEYS[i]'s limit. A counter that expired
-# meanwhile starts again at 0, and a give-back never leaves one below 0 (it would admit more
-# than its cap), as :func:`count` and :func:`release` do.
+# Redis runs a script atomically. KEYS: the counters, in the order they are taken. ARGV, three
+# per key: KEYS[i]'s limit, the amount taken of it and how long a counter started here lives.
+# A counter that expired meanwhile starts again at 0, and a give-back never leaves one below 0
+# (it would admit more than its cap).
 _TAKE_SLOTS = """
 for i, key in ipairs(KEYS) do
-  redis.call('SET', key, 0, 'NX', 'EX', ARGV[1])
-  local held = redis.call('INCRBY', key, 1)
-  if held > tonumber(ARGV[i + 1]) then
+  redis.call('SET', key, 0, 'NX', 'EX', ARGV[3 * i])
+  local held = redis.call('INCRBY', key, ARGV[3 * i - 1])
+  if held > tonumber(ARGV[3 * i - 2]) then
     for j = i, 1, -1 do
-      if redis.call('DECRBY', KEYS[j], 1) < 0 then redis.call('SET', KEYS[j], 0, 'EX', ARGV[1]) end
+      if redis.call('DECRBY', KEYS[j], ARGV[3 * j - 1]) < 0 then
+        redis.call('SET', KEYS[j], 0, 'EX', ARGV[3 * j])
+      end
     end
     return {i, held}
   end
 end
 return {0, 0}
 """
+# ARGV, two per key: the amount given back and the counter's lifetime.
 _GIVE_BACK_SLOTS = """
-for _, key in ipairs(KEYS) do
-  if redis.call('DECRBY', key, 1) < 0 then redis.call('SET', key, 0, 'EX', ARGV[1]) end
+for i, key in ipairs(KEYS) do
+  if redis.call('DECRBY', key, ARGV[2 * i - 1]) < 0 then
+    redis.call('SET', key, 0, 'EX', ARGV[2 * i])
+  end
 end
 return 0
 """
+
+
+@dataclass(frozen=True)
+class Slot:
+    """``amount`` of the counter ``key``, which may hold at most ``limit``: a slot of a
+    counting semaphore (in-flight requests, heavy reads), or a request's hits in a rate-limit
+    window. A counter lives ``timeout`` seconds from when it starts."""
+
+    key: str
+    limit: int
+    timeout: int
+    amount: int = 1
 
 
 @dataclass(frozen=True)
@@ -214,67 +236,64 @@ class FullSlot:
     held: int
 
 
-def take_slots(slots: Sequence[tuple[str, int]], *, timeout: int) -> FullSlot | None:
-    """Take one of each ``(key, limit)`` counting semaphore, in order: every one, or none.
+def take_slots(slots: Sequence[Slot]) -> FullSlot | None:
+    """Take each slot in order: every one, or none.
 
-    At the first whose count would pass its limit, the ones taken are given back and that one
-    is returned; None means all are held (give them back with :func:`give_back_slots`). On
-    Redis this is one round trip, where a :func:`count` per slot and a :func:`release` per
-    refusal cost one each; a slot past its limit never holds the ones after it, even for a
-    moment. Counters live ``timeout`` seconds from when they start."""
+    At the first whose counter would pass its limit, the ones taken are given back and that
+    one is returned; None means all are held (give back the ones that are held for the
+    request's length, such as in-flight slots, with :func:`give_back_slots`; a rate window's
+    hits stay counted). On Redis this is one round trip, where counting each slot and giving
+    back a refusal's would cost one each; a slot past its limit never holds the ones after it,
+    even for a moment."""
     if not slots:
         return None
     if isinstance(cache_backend := caches["default"], FailoverRedisCache):
-        return cache_backend.take_slots(slots, timeout=timeout)
-    return _take_slots_in(cache_backend, slots, timeout=timeout)
+        return cache_backend.take_slots(slots)
+    return _take_slots_in(cache_backend, slots)
 
 
-def give_back_slots(keys: Sequence[str], *, timeout: int) -> None:
-    """Give back one of each slot :func:`take_slots` took (one round trip on Redis)."""
-    if not keys:
+def give_back_slots(slots: Sequence[Slot]) -> None:
+    """Give back what :func:`take_slots` took of each slot (one round trip on Redis)."""
+    if not slots:
         return
     if isinstance(cache_backend := caches["default"], FailoverRedisCache):
-        cache_backend.give_back_slots(keys, timeout=timeout)
+        cache_backend.give_back_slots(slots)
         return
-    _give_back_slots_in(cache_backend, keys, timeout=timeout)
+    _give_back_slots_in(cache_backend, slots)
 
 
-def _take_slots_in(
-    backend: BaseCache, slots: Sequence[tuple[str, int]], *, timeout: int
-) -> FullSlot | None:
-    for position, (key, limit) in enumerate(slots):
-        held = _count_in(backend, key, 1, timeout=timeout)
-        if held > limit:
-            _give_back_slots_in(backend, [key for key, _ in slots[: position + 1]], timeout=timeout)
+def _take_slots_in(backend: BaseCache, slots: Sequence[Slot]) -> FullSlot | None:
+    for position, slot in enumerate(slots):
+        held = _count_in(backend, slot.key, slot.amount, timeout=slot.timeout)
+        if held > slot.limit:
+            _give_back_slots_in(backend, slots[: position + 1])
             return FullSlot(position, held)
     return None
 
 
-def _give_back_slots_in(backend: BaseCache, keys: Sequence[str], *, timeout: int) -> None:
-    for key in keys:
-        if _count_in(backend, key, -1, timeout=timeout) < 0:
-            backend.set(key, 0, timeout=timeout)
+def _give_back_slots_in(backend: BaseCache, slots: Sequence[Slot]) -> None:
+    for slot in slots:
+        _release_in(backend, slot.key, slot.amount, timeout=slot.timeout)
 
 
 def count(key: str, delta: int, *, timeout: int) -> int:
     """Add ``delta`` to the counter ``key`` and return its new value; a missing (or expired)
     counter starts at 0 and lives ``timeout`` seconds from then.
 
-    Every request counts its rate-limit window, its in-flight slot and its heavy-read slots
-    this way. Django's ``add`` then ``incr`` costs Redis three round trips (``incr`` checks
-    the key exists first), and each round trip gives up the GIL, which a busy process takes
-    milliseconds to hand back: on Redis this is one."""
+    For counts that refuse nothing (a failed authentication); what has a limit is taken with
+    :func:`take_slots`. Django's ``add`` then ``incr`` costs Redis three round trips (``incr``
+    checks the key exists first), and each round trip gives up the GIL, which a busy process
+    takes milliseconds to hand back: on Redis this is one."""
     if isinstance(cache_backend := caches["default"], FailoverRedisCache):
         return cache_backend.count(key, delta, timeout=timeout)
     return _count_in(cache_backend, key, delta, timeout=timeout)
 
 
-def release(key: str, *, timeout: int, amount: int = 1) -> None:
-    """Give back ``amount`` taken with :func:`count` (a slot, a refused request's hits). A
-    count that expired meanwhile starts again at 0, never below: below zero it would admit
-    more than its cap."""
-    if count(key, -amount, timeout=timeout) < 0:
-        caches["default"].set(key, 0, timeout=timeout)
+def _release_in(backend: BaseCache, key: str, amount: int, *, timeout: int) -> None:
+    # A counter that expired meanwhile starts again at 0, never below: below zero it would
+    # admit more than its cap.
+    if _count_in(backend, key, -amount, timeout=timeout) < 0:
+        backend.set(key, 0, timeout=timeout)
 
 
 def _count_in(backend: BaseCache, key: str, delta: int, *, timeout: int) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from apps.core.cache import give_back_slots, take_slots
+from apps.core.cache import Slot, give_back_slots, take_slots
 from apps.core.telemetry import emit
 
 SLOT_TTL_SECONDS = 60
@@ -57,7 +57,8 @@ def heavy_read_slot(
         owner = f"subject {subject_id!r} of tenant {tenant_id}"
         # The subject's share first: a subject past it never holds a tenant slot.
         caps.insert(0, _Cap(f"heavy_read:inflight:{tenant_id}:{digest}", share, "subject", owner))
-    full = take_slots([(cap.key, cap.limit) for cap in caps], timeout=SLOT_TTL_SECONDS)
+    slots = [Slot(cap.key, cap.limit, timeout=SLOT_TTL_SECONDS) for cap in caps]
+    full = take_slots(slots)
     if full is not None:
         cap = caps[full.position]
         emit(f"heavy_read.{cap.scope}_shed", {"count": 1})
@@ -67,7 +68,7 @@ def heavy_read_slot(
     try:
         yield
     finally:
-        give_back_slots([cap.key for cap in caps], timeout=SLOT_TTL_SECONDS)
+        give_back_slots(slots)
 
 
 @dataclass(frozen=True)

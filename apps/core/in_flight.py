@@ -17,8 +17,9 @@ from contextlib import contextmanager
 
 from django.conf import settings
 
-from apps.core.cache import count, release, shared_cache_reachable
+from apps.core.cache import Slot, give_back_slots, shared_cache_reachable, take_slots
 from apps.core.exceptions import CoreErrorCode, RateLimited
+from apps.core.rate_limits import RateCharge
 from apps.core.telemetry import emit
 
 # Longer than gunicorn's worker timeout: a slot outlives only a request that hung that long.
@@ -50,23 +51,33 @@ def subject_in_flight_limit() -> int:
 
 @contextmanager
 def subject_in_flight_slot(
-    *, tenant_id: object, subject_id: str, limit: int | None = None
+    *,
+    tenant_id: object,
+    subject_id: str,
+    limit: int | None = None,
+    charge: RateCharge | None = None,
 ) -> Iterator[None]:
     """Hold one of the subject's ``SUBJECT_MAX_IN_FLIGHT`` slots for the block, or raise
-    :class:`TooManyRequestsInFlight` (429, nothing held) when all are taken."""
+    :class:`TooManyRequestsInFlight` (429, nothing held) when all are taken.
+
+    With ``charge``, the request's rate-limit hits are counted in the same round trip to the
+    shared cache, after the slot: a request refused for being in flight counts nothing, and one
+    past its rate limit raises :class:`~apps.core.exceptions.RateLimited` holding nothing."""
     limit = subject_in_flight_limit() if limit is None else limit
-    key = _key(tenant_id, subject_id)
-    in_flight = count(key, 1, timeout=SLOT_TTL_SECONDS)
+    slot = Slot(_key(tenant_id, subject_id), limit, timeout=SLOT_TTL_SECONDS)
+    full = take_slots([slot] if charge is None else [slot, charge.slot])
+    if full is not None and full.position == 0:
+        emit("request.subject_in_flight_refused", {"count": 1})
+        raise TooManyRequestsInFlight(
+            f"This subject already has {limit} requests in flight; retry when one ends.",
+            retry_after_seconds=RETRY_AFTER_SECONDS,
+            # Not `limit`: clients read a 429's `limit` as a rate limit's window, which a
+            # batch costing more than it could never pass.
+            details={"max_in_flight": limit},
+        )
+    if full is not None and charge is not None:
+        raise charge.refusal()
     try:
-        if in_flight > limit:
-            emit("request.subject_in_flight_refused", {"count": 1})
-            raise TooManyRequestsInFlight(
-                f"This subject already has {limit} requests in flight; retry when one ends.",
-                retry_after_seconds=RETRY_AFTER_SECONDS,
-                # Not `limit`: clients read a 429's `limit` as a rate limit's window, which a
-                # batch costing more than it could never pass.
-                details={"max_in_flight": limit},
-            )
         yield
     finally:
-        release(key, timeout=SLOT_TTL_SECONDS)
+        give_back_slots([slot])

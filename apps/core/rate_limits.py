@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 
-from apps.core.cache import count, release
+from apps.core.cache import Slot, count, take_slots
 from apps.core.exceptions import RateLimited
 
 
@@ -48,36 +48,47 @@ def _retry_after(window_seconds: int, now: float) -> int:
     return int(window_seconds - (now % window_seconds)) + 1
 
 
-def enforce_rate_limit(
-    *,
-    bucket: str,
-    limit: int,
-    window_seconds: int,
-    cost: int = 1,
-    now: float | None = None,
-    name: str | None = None,
-) -> int:
-    """Count ``cost`` hits (a batch counts its items) against ``bucket``; raise
-    :class:`RateLimited` past ``limit`` per window. A refused request's hits are given back,
-    so a client that waits out ``Retry-After`` is not still paying for the refusal. ``name``
-    (the bucket without its caller) is reported in the refusal's details.
+@dataclass(frozen=True)
+class RateCharge:
+    """``cost`` hits (a batch counts its items) against ``bucket``'s window at ``now``, refused
+    past ``limit`` per window. ``name`` (the bucket without its caller) is reported in a
+    refusal's details. A refused charge's hits are given back, so a client that waits out
+    ``Retry-After`` is not still paying for the refusal."""
 
-    Returns the number of hits in the current window, including these.
-    """
-    now = time.time() if now is None else now
-    key = _window_key(bucket, window_seconds, now)
-    hits = count(key, cost, timeout=window_seconds + 1)
-    if hits > limit:
-        release(key, timeout=window_seconds + 1, amount=cost)
-        details: dict[str, Any] = {"limit": limit, "window_seconds": window_seconds}
-        if name is not None:
-            details["bucket"] = name
-        raise RateLimited(
+    bucket: str
+    limit: int
+    window_seconds: int
+    cost: int = 1
+    name: str | None = None
+    now: float = field(default_factory=time.time)
+
+    @property
+    def slot(self) -> Slot:
+        """The hits as a slot of the window's counter, for :func:`~apps.core.cache.take_slots`
+        (never given back: they stay counted until the window ends)."""
+        return Slot(
+            _window_key(self.bucket, self.window_seconds, self.now),
+            self.limit,
+            timeout=self.window_seconds + 1,
+            amount=self.cost,
+        )
+
+    def refusal(self) -> RateLimited:
+        details: dict[str, Any] = {"limit": self.limit, "window_seconds": self.window_seconds}
+        if self.name is not None:
+            details["bucket"] = self.name
+        return RateLimited(
             "Rate limit exceeded; retry later.",
-            retry_after_seconds=_retry_after(window_seconds, now),
+            retry_after_seconds=_retry_after(self.window_seconds, self.now),
             details=details,
         )
-    return hits
+
+
+def enforce_rate_limit(charge: RateCharge) -> None:
+    """Count ``charge`` in its window (one round trip to the shared cache); raise
+    :class:`RateLimited` past the window's limit, having counted nothing."""
+    if take_slots([charge.slot]) is not None:
+        raise charge.refusal()
 
 
 def rate_limit_reached(

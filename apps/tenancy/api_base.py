@@ -29,7 +29,7 @@ from typing_extensions import override
 from apps.core.db.transactions import unit_of_work
 from apps.core.exceptions import PermissionDenied
 from apps.core.in_flight import subject_in_flight_slot
-from apps.core.rate_limits import RateBucket, enforce_rate_limit
+from apps.core.rate_limits import RateBucket, RateCharge, enforce_rate_limit
 from apps.tenancy.exceptions import (
     ImpersonationTenantRequired,
     InvalidIdempotencyKey,
@@ -88,8 +88,10 @@ class TenantApi(APIView):
     #: nor writes may be exempt (tests/core/test_rate_limits_all_endpoints.py proves both maps
     #: for every URL).
     rate_limit_exempt: ClassVar[Mapping[str, str]] = {}
+    #: Whether :meth:`rate_cost` reads the request's body (a batch counts its items).
+    rate_cost_reads_body: ClassVar[bool] = False
 
-    _sealed = ("dispatch", "initial", "resolve_scope", "hold_in_flight_slot", "charge_rate_limit")
+    _sealed = ("dispatch", "initial", "resolve_scope", "admit", "rate_charge")
     scope: RequestScope
     _in_flight: ExitStack | None = None
 
@@ -116,18 +118,31 @@ class TenantApi(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.scope = self.resolve_scope(request)
-        self.hold_in_flight_slot()
-        self.charge_rate_limit(request)
+        self.admit(request)
 
-    def hold_in_flight_slot(self) -> None:
-        """Take one of the caller's (tenant, subject) in-flight slots until the view
-        returns: past ``SUBJECT_MAX_IN_FLIGHT`` the request is 429
-        `too_many_requests_in_flight` and does nothing (nor counts in its rate-limit bucket)."""
-        slot = ExitStack()
-        slot.enter_context(
-            subject_in_flight_slot(tenant_id=self.scope.tenant.pk, subject_id=self.scope.subject_id)
-        )
-        self._in_flight = slot
+    def admit(self, request: Request) -> None:
+        """Take one of the caller's (tenant, subject) in-flight slots until the view returns,
+        and charge the method's rate-limit bucket: in one round trip to the shared cache,
+        unless the charge needs the body (:attr:`rate_cost_reads_body`).
+
+        Past ``SUBJECT_MAX_IN_FLIGHT`` the request is 429 `too_many_requests_in_flight` and
+        does nothing (nor counts in its bucket); past the bucket's limit it is 429
+        `rate_limited` and does nothing. The bucket is keyed by subject, not key, so an agent
+        rotating keys shares one bucket, shared across processes through the cache."""
+        tenant_id, subject_id = self.scope.tenant.pk, self.scope.subject_id
+        held = ExitStack()
+        self._in_flight = held
+        if not self.rate_cost_reads_body:
+            held.enter_context(
+                subject_in_flight_slot(
+                    tenant_id=tenant_id, subject_id=subject_id, charge=self.rate_charge(request)
+                )
+            )
+            return
+        # The slot first, on its own: a request past the cap is refused before its body is read.
+        held.enter_context(subject_in_flight_slot(tenant_id=tenant_id, subject_id=subject_id))
+        if (charge := self.rate_charge(request)) is not None:
+            enforce_rate_limit(charge)
 
     @classmethod
     def rate_bucket_for(cls, method: str) -> RateBucket | None:
@@ -138,16 +153,12 @@ class TenantApi(APIView):
         """How many hits this request counts in its bucket (a batch overrides it)."""
         return 1
 
-    def charge_rate_limit(self, request: Request) -> None:
-        """Charge the method's bucket for the caller's (tenant, subject): 429 past its limit.
-
-        Keyed by subject, not key, so an agent rotating keys shares one bucket; shared across
-        processes through the cache.
-        """
+    def rate_charge(self, request: Request) -> RateCharge | None:
+        """What this request costs the caller's (tenant, subject) bucket, if it is charged."""
         bucket = self.rate_bucket_for(request.method or "")
         if bucket is None:
-            return
-        enforce_rate_limit(
+            return None
+        return RateCharge(
             bucket=f"{bucket.name}:{self.scope.tenant.pk}:{self.scope.subject_id}",
             limit=bucket.limit,
             window_seconds=bucket.window_seconds,

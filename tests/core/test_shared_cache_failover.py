@@ -64,9 +64,10 @@ def test_every_operation_of_a_process_goes_through_one_redis_client(redis_server
         build(self, *args, **kwargs)
 
     monkeypatch.setattr(redis.Redis, "__init__", counting_build)
+    slot = shared_cache.Slot("slots", 10, timeout=60)
     for _ in range(5):
-        shared_cache.count("slots", 1, timeout=60)
-        shared_cache.release("slots", timeout=60)
+        assert shared_cache.take_slots([slot]) is None
+        shared_cache.give_back_slots([slot])
         cache.set("note", "kept")
         assert cache.get("note") == "kept"
 
@@ -143,23 +144,56 @@ def test_a_counter_keeps_the_expiry_it_started_with(redis_server):
         client.close()
 
 
-def test_a_slot_released_after_its_count_expired_leaves_zero_not_below(redis_server):
-    shared_cache.count("slots", 1, timeout=60)
+def test_a_slot_given_back_after_its_count_expired_leaves_zero_not_below(redis_server):
+    slot = shared_cache.Slot("slots", 1, timeout=60)
+    assert shared_cache.take_slots([slot]) is None
     cache.delete("slots")  # the count expires while the slot is held
 
-    shared_cache.release("slots", timeout=60)
+    shared_cache.give_back_slots([slot])
 
     assert cache.get("slots") == 0
-    assert shared_cache.count("slots", 1, timeout=60) == 1
+    assert shared_cache.take_slots([slot]) is None  # the one slot is free again
+    assert cache.get("slots") == 1
 
 
-def test_hits_given_back_leave_what_was_counted_before_them(redis_server):
-    shared_cache.count("window", 2, timeout=60)
-    shared_cache.count("window", 3, timeout=60)  # a refused batch of three
+def test_a_refused_batch_leaves_what_was_counted_before_it(redis_server):
+    assert shared_cache.take_slots([shared_cache.Slot("window", 4, timeout=60, amount=2)]) is None
 
-    shared_cache.release("window", timeout=60, amount=3)
+    refused = shared_cache.take_slots([shared_cache.Slot("window", 4, timeout=60, amount=3)])
 
+    assert refused == shared_cache.FullSlot(position=0, held=5)
     assert cache.get("window") == 2
+
+
+def test_a_request_is_admitted_in_one_round_trip_and_released_in_another(
+    redis_server, agent, settings
+):
+    settings.RECALL_RATE_LIMIT = 5
+    before = _commands(redis_server)
+
+    assert agent.post("/api/v1/memory", {"text": "The kettle is on."}).status_code == 201
+
+    after = _commands(redis_server)
+    # The in-flight slot and the rate-limit hit taken by one script, the slot given back by
+    # another; no MULTI block (each count used to be one).
+    assert after.get("eval", 0) - before.get("eval", 0) == 2
+    assert after.get("exec", 0) - before.get("exec", 0) == 0
+    in_flight = [key for key in redis_server.keys() if "in_flight" in key]
+    window = [key for key in redis_server.keys() if "ratelimit:memory-write" in key]
+    assert _redis_counts(redis_server, *in_flight, *window) == [0, 1]
+
+
+def test_a_request_past_its_rate_limit_holds_no_in_flight_slot(redis_server, agent, settings):
+    settings.RECALL_RATE_LIMIT = 1
+    assert agent.post("/api/v1/memory/recall", {"query": "kettle"}).status_code == 200
+
+    refused = agent.post("/api/v1/memory/recall", {"query": "kettle"})
+
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "rate_limited"
+    in_flight = [key for key in redis_server.keys() if "in_flight:" in key and "heavy" not in key]
+    window = [key for key in redis_server.keys() if "ratelimit:recall" in key]
+    assert _redis_counts(redis_server, *in_flight, *window) == [0, 1]
 
 
 def test_with_redis_gone_a_counter_counts_in_process_memory(redis_server):

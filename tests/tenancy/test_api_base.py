@@ -20,11 +20,11 @@ def test_subclass_may_not_override_scope_resolution():
 
 
 def test_subclass_may_not_skip_its_rate_limit():
-    with pytest.raises(TypeError, match=r"may not override TenantApi\.charge_rate_limit"):
+    with pytest.raises(TypeError, match=r"may not override TenantApi\.rate_charge"):
 
         class Sneaky(TenantApi):
             @override
-            def charge_rate_limit(self, request: Request) -> None:
+            def rate_charge(self, request: Request) -> None:
                 return None
 
 

@@ -386,6 +386,7 @@ class MemoryBatchOutputSerializer(serializers.Serializer[dict[str, Any]]):
 
 class MemoryBatchApi(TenantApi):
     rate_limits = {"POST": MEMORY_WRITE}
+    rate_cost_reads_body = True
 
     @override
     def rate_cost(self, request: Request) -> int:

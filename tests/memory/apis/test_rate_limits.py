@@ -3,7 +3,7 @@
 import pytest
 
 from apps.core.exceptions import RateLimited
-from apps.core.rate_limits import enforce_rate_limit
+from apps.core.rate_limits import RateCharge, enforce_rate_limit
 from apps.knowledge.models import Article
 from apps.memory.models import Memory
 from apps.tenancy.models import ApiKeyRole
@@ -163,11 +163,16 @@ def test_reads_by_meaning_share_one_bucket_and_answer_429(
 
 def test_the_limit_is_counted_through_the_shared_cache(settings):
     # Two "processes" are two calls that share nothing but the cache.
-    enforce_rate_limit(bucket="b", limit=3, window_seconds=60, cost=2, now=1_000.0)
-    enforce_rate_limit(bucket="b", limit=3, window_seconds=60, cost=1, now=1_001.0)
+    def charge(cost: int, now: float) -> None:
+        enforce_rate_limit(RateCharge(bucket="b", limit=3, window_seconds=60, cost=cost, now=now))
+
+    charge(2, now=1_000.0)
+    charge(1, now=1_001.0)
 
     with pytest.raises(RateLimited) as excinfo:
-        enforce_rate_limit(bucket="b", limit=3, window_seconds=60, cost=1, now=1_002.0)
+        charge(1, now=1_002.0)
 
     assert excinfo.value.headers == {"Retry-After": "19"}
-    assert enforce_rate_limit(bucket="b", limit=3, window_seconds=60, cost=3, now=1_021.0) == 3
+    charge(3, now=1_021.0)  # the next window starts at nothing
+    with pytest.raises(RateLimited):
+        charge(1, now=1_022.0)
