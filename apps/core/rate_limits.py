@@ -40,7 +40,8 @@ class RateBucket:
         return int(getattr(settings, self.window_setting))
 
 
-def _window_key(bucket: str, window_seconds: int, now: float) -> str:
+def rate_window_key(bucket: str, window_seconds: int, now: float) -> str:
+    """The cache key of ``bucket``'s fixed window holding ``now``."""
     return f"ratelimit:{bucket}:{int(now // window_seconds)}"
 
 
@@ -67,7 +68,7 @@ class RateCharge:
         """The hits as a slot of the window's counter, for :func:`~apps.core.cache.take_slots`
         (never given back: they stay counted until the window ends)."""
         return Slot(
-            _window_key(self.bucket, self.window_seconds, self.now),
+            rate_window_key(self.bucket, self.window_seconds, self.now),
             self.limit,
             timeout=self.window_seconds + 1,
             amount=self.cost,
@@ -92,22 +93,29 @@ def enforce_rate_limit(charge: RateCharge) -> None:
 
 
 def rate_limit_reached(
-    *, bucket: str, limit: int, window_seconds: int, now: float | None = None
+    *,
+    bucket: str,
+    limit: int,
+    window_seconds: int,
+    now: float | None = None,
+    hits: int | None = None,
 ) -> int | None:
     """Seconds until ``bucket``'s window ends if it already holds ``limit`` hits, else None.
 
     Counts nothing: for limits on outcomes (a failed authentication) that are checked before
-    the work and counted after it.
+    the work and counted after it. ``hits``: the window's count, when the caller read it
+    already (at :func:`rate_window_key`, together with other keys).
     """
     now = time.time() if now is None else now
-    hits = cache.get(_window_key(bucket, window_seconds, now), 0)
+    if hits is None:
+        hits = cache.get(rate_window_key(bucket, window_seconds, now), 0)
     return _retry_after(window_seconds, now) if hits >= limit else None
 
 
 def rate_limit_count(*, bucket: str, window_seconds: int, now: float | None = None) -> int:
     """Count one hit against ``bucket`` without refusing anything; returns the window's hits."""
     now = time.time() if now is None else now
-    key = _window_key(bucket, window_seconds, now)
+    key = rate_window_key(bucket, window_seconds, now)
     return count(key, 1, timeout=window_seconds + 1)
 
 

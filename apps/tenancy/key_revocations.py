@@ -35,9 +35,16 @@ CACHE_KEY = "tenancy:api-key-changes"
 Generation = tuple[object, tuple[int, int] | None]
 
 
-def api_keys_generation() -> Generation:
-    """The latest announcement as this process can see it (one cache read, one ``stat``)."""
-    token = cache.get(CACHE_KEY)
+#: ``api_keys_generation``'s token when the caller has not read it from the cache.
+NOT_READ = object()
+
+
+def api_keys_generation(*, token: object = NOT_READ) -> Generation:
+    """The latest announcement as this process can see it (one cache read, one ``stat``).
+    ``token``: what the shared cache holds at :data:`CACHE_KEY`, when the caller read it
+    already (together with other keys, in one round trip)."""
+    if token is NOT_READ:
+        token = cache.get(CACHE_KEY)
     try:
         status = os.stat(_changes_file())
         on_disk: tuple[int, int] | None = (status.st_ino, status.st_mtime_ns)

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 
 from apps.tenancy.encryption import decrypt_secret
 from apps.tenancy.exceptions import TenantNotFound
-from apps.tenancy.key_revocations import Generation, api_keys_generation
+from apps.tenancy.key_revocations import NOT_READ, Generation, api_keys_generation
 from apps.tenancy.models import ApiKey, Tenant
 
 if TYPE_CHECKING:
@@ -59,8 +59,9 @@ def _key_cache() -> TTLCache[str, ApiKey] | None:
     return _authenticated_keys
 
 
-def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
-    """The active key whose secret is ``raw_key``, or None.
+def api_key_authenticate(*, raw_key: str, changes_token: object = NOT_READ) -> ApiKey | None:
+    """The active key whose secret is ``raw_key``, or None. ``changes_token``: the key-change
+    announcement's token in the shared cache, when the caller read it already.
 
     Only successful lookups are remembered (keyed by the secret's hash, so a wrong secret for
     a known prefix never hits the cache), for at most ``API_KEY_CACHE_SECONDS``, and forgotten
@@ -71,7 +72,7 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     if prefix is None:
         return None
     digest = hash_secret(raw_key)
-    generation = api_keys_generation()
+    generation = api_keys_generation(token=changes_token)
     with _authenticated_keys_lock:
         cache = _key_cache()
         if cache is not None and generation != _authenticated_keys_generation:
