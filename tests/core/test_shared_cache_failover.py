@@ -165,9 +165,7 @@ def test_a_refused_batch_leaves_what_was_counted_before_it(redis_server):
     assert cache.get("window") == 2
 
 
-def test_a_request_costs_the_shared_cache_three_round_trips(
-    redis_server, agent, settings
-):
+def test_a_request_costs_the_shared_cache_three_round_trips(redis_server, agent, settings):
     settings.RECALL_RATE_LIMIT = 5
     before = _commands(redis_server)
 
@@ -186,8 +184,9 @@ def test_a_request_costs_the_shared_cache_three_round_trips(
         "multi": 0,
         "exec": 0,
     }
-    in_flight = [key for key in redis_server.keys() if "in_flight" in key]
-    window = [key for key in redis_server.keys() if "ratelimit:memory-write" in key]
+    held = redis_server.keys()
+    in_flight = [key for key in held if "in_flight" in key]
+    window = [key for key in held if "ratelimit:memory-write" in key]
     assert _redis_counts(redis_server, *in_flight, *window) == [0, 1]
 
 
@@ -199,8 +198,9 @@ def test_a_request_past_its_rate_limit_holds_no_in_flight_slot(redis_server, age
 
     assert refused.status_code == 429
     assert refused.json()["error"]["code"] == "rate_limited"
-    in_flight = [key for key in redis_server.keys() if "in_flight:" in key and "heavy" not in key]
-    window = [key for key in redis_server.keys() if "ratelimit:recall" in key]
+    held = redis_server.keys()
+    in_flight = [key for key in held if "in_flight:" in key and "heavy" not in key]
+    window = [key for key in held if "ratelimit:recall" in key]
     assert _redis_counts(redis_server, *in_flight, *window) == [0, 1]
 
 

@@ -206,6 +206,26 @@ def test_a_subject_of_several_keeps_its_plural_verb():
     )
 
 
+@pytest.mark.parametrize(
+    ("said", "attributed"),
+    [
+        (
+            "I'll bathe them before you get here",
+            "Ann will bathe them before Ben gets here",
+        ),
+        ("If you want, you can come", "If Ben wants, Ben can come"),
+        ("I hope you have fun", "Ann hopes Ben has fun"),
+        ("I bet you were tired", "Ann bets Ben was tired"),
+        ("You really love that place", "Ben really loves that place"),
+        # "you" as an object has no verb to agree, nor does "and you too".
+        ("I'll send you the recipe", "Ann will send Ben the recipe"),
+        ("Thanks, and you too", "Thanks, and Ben too"),
+    ],
+)
+def test_the_other_speaker_as_a_subject_takes_a_verb_that_agrees(said, attributed):
+    assert attribute(said, speaker="Ann", other="Ben") == attributed
+
+
 def test_without_a_time_no_date_is_added():
     turns = _chat("Ann: I went to Lisbon yesterday.", "Ben: Fun.", said=None)
 

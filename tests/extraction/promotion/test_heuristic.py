@@ -279,6 +279,9 @@ def test_third_person_rewrite_keeps_the_rest_verbatim():
     assert third_person("your deploys go through Argo", addressee_is_user=True) == (
         "The user's deploys go through Argo."
     )
+    assert third_person("you deploy on Fridays, so you need a freeze", addressee_is_user=True) == (
+        "The user deploys on Fridays, so the user needs a freeze."
+    )
     # A second verb of the same subject agrees too; a noun after "and now" is left alone.
     assert third_person("I left the hospital and now work as a data analyst at Globex") == (
         "The user left the hospital and now works as a data analyst at Globex."

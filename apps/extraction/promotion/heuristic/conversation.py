@@ -41,7 +41,7 @@ from apps.extraction.promotion.heuristic.patterns import (
     _QUESTION_OPENER,
     LEAD_IN,
 )
-from apps.extraction.promotion.heuristic.rewrite import compound_subject
+from apps.extraction.promotion.heuristic.rewrite import compound_subject, second_person_subject
 from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
 from apps.extraction.promotion.heuristic.similarity import _jaccard, _tokens
 from apps.extraction.promotion.heuristic.splitting import sentences
@@ -180,9 +180,10 @@ def attribute(text: str, *, speaker: str, other: str | None) -> str:
             (r"\byours\b", f"{other}'s"),
             (r"\byour\b", f"{other}'s"),
             (r"\byourself\b", other),
-            (r"\byou\b", other),
         ):
             text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
+        text = second_person_subject(text, other)
+        text = re.sub(r"\byou\b", other, text, flags=re.IGNORECASE)
     return text
 
 

@@ -44,6 +44,32 @@ _OWN_CLAUSE = re.compile(
 )
 
 
+# "you" as a clause's subject: at a sentence's or clause's start, or after a word that opens a
+# clause ("before you get here", "I hope you like it"). After a verb or a preposition it is an
+# object ("I'll send you the recipe", "with you") and no verb follows it to agree; nor does
+# one in "and you too".
+_YOU_SUBJECT = re.compile(
+    r"(?P<lead>(?:^|[.!?,;:]\s+|\b(?:and|but|so|or|if|when|whenever|before|after|until|till|"
+    r"since|because|as|though|although|while|that|unless|once|hopes?|thinks?|bets?|"
+    rf"guess(?:es)?|believes?|wish(?:es)?|sure|glad)\s+))you\b(?P<adverbs>(?:\s+(?:{_ADVERBS}))*)\s+"
+    r"(?!(?:too|as|so|and|or|but|then|here|there|all|both|guys|two|again|well|back|more|"
+    r"though|either|alone|yourself)\b)(?P<verb>[A-Za-z'’]+)(?![-\w])",
+    re.IGNORECASE,
+)
+
+
+def second_person_subject(text: str, who: str) -> str:
+    """``text`` with each "you" that is a clause's subject replaced by ``who`` (a third person)
+    and its verb made to agree: "before you get here" → "before Joanna gets here". Other
+    "you"s are left for the caller's object rule."""
+
+    def agree(match: re.Match[str]) -> str:
+        verb = third_person_verb(match.group("verb"))
+        return f"{match.group('lead')}{who}{match.group('adverbs')} {verb}"
+
+    return _YOU_SUBJECT.sub(agree, text)
+
+
 def compound_subject(text: str, start: int) -> bool:
     """Whether the subject at ``start`` of ``text`` is one of several ("Tom and I"), so its
     verb stays plural."""
@@ -86,8 +112,8 @@ _SECOND_PERSON = [
     (_rx(r"\byou (?:two|both|guys|all)\b"), "the user and others"),
     (_rx(r"\byou['’]re\b|\byou are\b"), "the user is"),
     (_rx(r"\byour\b"), "the user's"),
-    (_rx(r"\byou\b"), "the user"),
 ]
+_YOU = _rx(r"\byou\b")
 
 
 def third_person(text: str, *, addressee_is_user: bool = False) -> str:
@@ -116,5 +142,6 @@ def third_person(text: str, *, addressee_is_user: bool = False) -> str:
     if addressee_is_user:
         for pattern, replacement in _SECOND_PERSON:
             text = pattern.sub(replacement, text)
+        text = _YOU.sub("the user", second_person_subject(text, "the user"))
     text = re.sub(r"\s+", " ", text).strip().rstrip(",;:-!. ")
     return text[:1].upper() + text[1:] + "." if text else ""
