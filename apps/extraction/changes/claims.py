@@ -32,6 +32,7 @@ from apps.extraction.changes.text import (
     memory_sentences,
     speaker_and_body,
 )
+from apps.extraction.referents import plain_names
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ _CLAIMS_CACHE_SIZE = 20_000
 
 @functools.lru_cache(maxsize=_CLAIMS_CACHE_SIZE)
 def _claims_of(text: str) -> tuple[Claim, ...]:
+    text = plain_names(text)
     speaker, _body = speaker_and_body(text)
     found: list[Claim] = []
     subjects: dict[int, str] = {}

@@ -4,6 +4,7 @@ from apps.memory.selectors.changes import (
     memory_change_candidates,
     memory_live_candidates,
     memory_texts,
+    memory_texts_naming,
 )
 from apps.memory.selectors.listing import (
     memory_list,
@@ -67,6 +68,7 @@ __all__ = [
     "memory_recall",
     "memory_scope_admission",
     "memory_texts",
+    "memory_texts_naming",
     "memory_validity",
     "recall_scope",
     "rerank_enabled",

@@ -104,3 +104,24 @@ def memory_texts(
         tenant=tenant, subject_id=subject_id, pk__in=list(ids)
     )
     return dict(rows.values_list("pk", "text"))
+
+
+#: How many of the subject's memories naming a candidate's names are read for introductions.
+NAMING_TEXTS_LIMIT = 200
+
+
+def memory_texts_naming(*, tenant: Tenant, subject_id: str, names: Sequence[str]) -> list[str]:
+    """The texts of the subject's memories (live or not) that hold any of ``names`` as a word,
+    the earliest first, at most :data:`NAMING_TEXTS_LIMIT`: where an earlier statement may
+    have introduced a name a new one mentions alone (:mod:`apps.extraction.referents`)."""
+    if not names:
+        return []
+    words = " ".join(names)
+    rows = Memory.objects.using(PRIMARY).filter(
+        tenant=tenant,
+        subject_id=subject_id,
+        # Constant SQL, values bound.
+        id__in=RawSQL(_HOLDING_WORDS, [tenant.pk, subject_id, MEMORY_TEXT_SEARCH_CONFIG, words]),  # noqa: S611
+    )
+    earliest = rows.order_by("valid_from", "id").values_list("text", flat=True)
+    return list(earliest[:NAMING_TEXTS_LIMIT])

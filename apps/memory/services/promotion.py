@@ -62,6 +62,7 @@ from apps.memory.services.promotion_lease import (
     job_reap,
     job_release,
 )
+from apps.memory.services.promotion_referents import promotion_with_referents
 from apps.memory.services.rows import MemoryDraft, memory_admission, memory_build, memory_insert
 from apps.memory.services.scope_lock import lock_memory_scope
 from apps.memory.services.tombstones import tombstoned
@@ -585,7 +586,9 @@ def _run_claimed(job: PromotionJob) -> str:
         emit("memory_promotion.failed", {"count": 1}, {**metadata, "reason": exc.reason})
         return PromotionJobStatus.FAILED
     compile_ms = round((time.perf_counter() - started) * 1000, 2)
-    survivors = confidence_gate(candidates)
+    survivors = promotion_with_referents(
+        tenant=tenant, subject_id=subject_id, candidates=confidence_gate(candidates)
+    )
     emit(
         "memory_promotion.compiled",
         {"candidates": len(candidates), "survivors": len(survivors)},
