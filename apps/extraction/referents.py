@@ -62,9 +62,19 @@ class NamedReferent:
         return f"{self.owner}'s {self.kind} {self.name}"
 
 
+#: Names that are also a date's words: a cat named May must not turn "in May 2025" into a cat.
+# fmt: off
+_CALENDAR = frozenset((
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday",
+))
+# fmt: on
+
+
 def _referent(match: re.Match[str]) -> NamedReferent | None:
     kind = match["kind"].lower()
-    if kind.split()[-1] not in _KINDS:
+    if kind.split()[-1] not in _KINDS or match["name"].lower() in _CALENDAR:
         return None
     owner = "the user" if match["owner"].lower() == "the user" else match["owner"]
     if owner == match["name"]:

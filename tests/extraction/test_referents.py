@@ -35,6 +35,7 @@ def test_pets_and_relations_are_introduced_with_their_owner():
             ["The user has a cat named Max.", "The user's brother Max lives in Oslo."],
             "Max",
         ),
+        ("a name that is also a date's", ["The user has a cat named May."], "May"),
         # A conversation's speakers own things: written into all they say, they would drown it.
         (
             "a name that owns a referent",
