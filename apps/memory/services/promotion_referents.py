@@ -16,17 +16,18 @@ from apps.tenancy.models import Tenant
 def promotion_with_referents(
     *, tenant: Tenant, subject_id: str, candidates: Sequence[Candidate]
 ) -> list[Candidate]:
-    """``candidates`` with each name that the subject's memories, or an earlier candidate of
-    the same session, introduced said with its owner and kind."""
+    """``candidates`` with each name that the subject's memories, or a statement of the same
+    session, introduced said with its owner and kind."""
     names = sorted({name for candidate in candidates for name in mentioned_names(candidate.text)})
     if not names:
         return list(candidates)
     known = memory_texts_naming(tenant=tenant, subject_id=subject_id, names=names)
+    referents = named_referents([*known, *(candidate.text for candidate in candidates)])
+    if not referents:
+        return list(candidates)
     resolved = []
-    for index, candidate in enumerate(candidates):
-        earlier = [*known, *(other.text for other in candidates[:index])]
-        referents = named_referents(earlier)
-        text = introduce_referents(candidate.text, referents) if referents else candidate.text
+    for candidate in candidates:
+        text = introduce_referents(candidate.text, referents)
         changed = text != candidate.text
         resolved.append(dataclasses.replace(candidate, text=text) if changed else candidate)
     return resolved
