@@ -4,8 +4,8 @@
 week" is said without saying who Biscuit is. Kept as it is, that memory answers neither "Does
 the user have a dog?" nor any question about the user: it names no one the question does. A
 statement that names a pet or a person an earlier statement introduced ("a golden retriever
-named Biscuit", "the user's friend Sam") is rewritten to say whose and what the name is: "The
-user's golden retriever Biscuit died last week."
+named Biscuit", "the user's friend Sam", "Toby, Andrew's puppy") is rewritten to say whose
+and what the name is: "The user's golden retriever Biscuit died last week."
 
 Only introductions whose kind is a pet or a relation count (a dog, a cat, a friend, a sister),
 each with its owner: the user, or a person a conversation names ("Andrew adopted a puppy named
@@ -46,6 +46,14 @@ _INTRODUCED = re.compile(
 _APPOSED = re.compile(
     rf"\b(?P<owner>[Tt]he user|{_NAME})['’]s\s+(?P<kind>{_KIND})\s+(?P<name>{_NAME})"
 )
+#: "meet Toby, Andrew's puppy": the owner and kind after the name, the kind ending at the
+#: first word that names one (what follows is the sentence's: "Toby, Andrew's puppy, loves…").
+_KIND_WORDS = "|".join(sorted(_KINDS, key=len, reverse=True))
+_APPOSED_AFTER = re.compile(
+    rf"\b(?P<name>{_NAME}),\s+(?P<owner>[Tt]he user|{_NAME})['’]s\s+"
+    rf"(?P<kind>(?:[a-z][\w-]* ){{0,2}}?(?:{_KIND_WORDS}))\b"
+)
+_INTRODUCTIONS = (_INTRODUCED, _APPOSED, _APPOSED_AFTER)
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,7 @@ def named_referents(texts: Iterable[str]) -> dict[str, NamedReferent]:
     found: dict[str, NamedReferent] = {}
     ambiguous: set[str] = set()
     for text in texts:
-        for pattern in (_INTRODUCED, _APPOSED):
+        for pattern in _INTRODUCTIONS:
             for match in pattern.finditer(text):
                 referent = _referent(match)
                 if referent is None:
@@ -131,9 +139,7 @@ def introduce_referents(text: str, referents: dict[str, NamedReferent]) -> str:
 
 
 def _introduces(text: str, name: str) -> bool:
-    introduced = (
-        match["name"] for pattern in (_INTRODUCED, _APPOSED) for match in pattern.finditer(text)
-    )
+    introduced = (match["name"] for pattern in _INTRODUCTIONS for match in pattern.finditer(text))
     named = re.search(rf"\b(?:named|called)\s+{re.escape(name)}\b", text)
     return name in introduced or named is not None
 

@@ -18,6 +18,15 @@ EARLIER = [
 ]
 
 
+def test_a_name_may_be_introduced_before_its_owner_and_kind():
+    introduced = ["Meet Toby, Andrew's puppy loves walks.", "Pip, the user's kitten, is shy."]
+
+    assert named_referents(introduced) == {
+        "Toby": NamedReferent(name="Toby", kind="puppy", owner="Andrew"),
+        "Pip": NamedReferent(name="Pip", kind="kitten", owner="the user"),
+    }
+
+
 def test_pets_and_relations_are_introduced_with_their_owner():
     assert named_referents(EARLIER) == {
         "Biscuit": NamedReferent(name="Biscuit", kind="golden retriever", owner="the user"),
