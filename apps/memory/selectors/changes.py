@@ -111,15 +111,17 @@ NAMING_TEXTS_LIMIT = 200
 
 
 def memory_texts_naming(*, tenant: Tenant, subject_id: str, names: Sequence[str]) -> list[str]:
-    """The texts of the subject's memories (live or not) that hold any of ``names`` as a word,
-    the earliest first, at most :data:`NAMING_TEXTS_LIMIT`: where an earlier statement may
-    have introduced a name a new one mentions alone (:mod:`apps.extraction.referents`)."""
+    """The texts of the subject's memories outside any project (where promotion writes; live
+    or not) that hold any of ``names`` as a word, the earliest first, at most
+    :data:`NAMING_TEXTS_LIMIT`: where an earlier statement may have introduced a name a new
+    one mentions alone (:mod:`apps.extraction.referents`)."""
     if not names:
         return []
     words = " ".join(names)
     rows = Memory.objects.using(PRIMARY).filter(
         tenant=tenant,
         subject_id=subject_id,
+        project__isnull=True,
         # Constant SQL, values bound.
         id__in=RawSQL(_HOLDING_WORDS, [tenant.pk, subject_id, MEMORY_TEXT_SEARCH_CONFIG, words]),  # noqa: S611
     )

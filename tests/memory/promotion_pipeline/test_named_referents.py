@@ -62,3 +62,34 @@ def test_a_question_about_the_users_golden_retriever_finds_what_became_of_him(te
 
     assert "Biscuit died" in hits[0]
     assert not any("named Biscuit" in text for text in hits)  # retired: not what holds now
+
+
+def test_another_subjects_introduction_names_no_one_here(tenant, other_tenant, settings):
+    settings.PROMOTION_SUBJECT_BUDGET_PER_HOUR = 100
+    when = datetime(2025, 1, 13, tzinfo=UTC)
+    for owner_tenant, subject in ((tenant, "another-user"), (other_tenant, SUBJECT)):
+        add_turns(
+            owner_tenant,
+            subject,
+            "intro",
+            "We have a golden retriever named Biscuit.",
+            "Lovely!",
+            occurred_at=when,
+        )
+        request = promotion_request(tenant=owner_tenant, subject_id=subject, session_id="intro")
+        assert request.job_id is not None
+        promotion_run(job_id=request.job_id)
+
+    introductions = Memory.objects.filter(text__contains="golden retriever named Biscuit")
+    assert introductions.count() == 2  # one in each of the other scopes
+
+    _promote(
+        tenant,
+        "later",
+        "Biscuit died last week, he was fourteen.",
+        "I'm so sorry.",
+        when=datetime(2026, 2, 15, tzinfo=UTC),
+    )
+
+    (death,) = Memory.objects.filter(tenant=tenant, subject_id=SUBJECT, text__contains="died")
+    assert death.text.startswith("Biscuit died")
