@@ -226,6 +226,22 @@ def test_the_other_speaker_as_a_subject_takes_a_verb_that_agrees(said, attribute
     assert attribute(said, speaker="Ann", other="Ben") == attributed
 
 
+@pytest.mark.parametrize(
+    ("said", "attributed"),
+    [
+        ("if I ever get to groom him", "if Ann ever gets to groom him"),
+        ("I probably will go", "Ann probably will go"),
+        ("I sure hope so", "Ann sure hopes so"),
+        ("I honestly think so", "Ann honestly thinks so"),
+        # A verb that ends in "ly" is still the verb.
+        ("I rely on my sister", "Ann relies on Ann's sister"),
+        ("I fly to Oslo", "Ann flies to Oslo"),
+    ],
+)
+def test_an_adverb_between_the_speaker_and_the_verb_is_passed(said, attributed):
+    assert attribute(said, speaker="Ann", other="Ben") == attributed
+
+
 def test_without_a_time_no_date_is_added():
     turns = _chat("Ann: I went to Lisbon yesterday.", "Ben: Fun.", said=None)
 

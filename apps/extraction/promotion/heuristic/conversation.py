@@ -41,7 +41,11 @@ from apps.extraction.promotion.heuristic.patterns import (
     _QUESTION_OPENER,
     LEAD_IN,
 )
-from apps.extraction.promotion.heuristic.rewrite import compound_subject, second_person_subject
+from apps.extraction.promotion.heuristic.rewrite import (
+    ADVERB,
+    compound_subject,
+    second_person_subject,
+)
 from apps.extraction.promotion.heuristic.safety import is_injection, looks_secret
 from apps.extraction.promotion.heuristic.similarity import _jaccard, _tokens
 from apps.extraction.promotion.heuristic.splitting import sentences
@@ -119,10 +123,6 @@ def _body(turn: Turn) -> str:
 
 
 # --- rewriting -----------------------------------------------------------------------------
-_ADVERBS = (
-    r"(?:\s+(?:really|always|never|usually|also|just|still|often|sometimes|even|finally|"
-    r"recently|actually|already|totally|definitely|absolutely|only|mostly|both|all))*"
-)
 _PAST = _words(
     "was went got had saw made took came gave found thought told felt left kept began ran "
     "bought brought caught taught sold sent spent built lost met paid read said sat stood "
@@ -158,7 +158,7 @@ def attribute(text: str, *, speaker: str, other: str | None) -> str:
             return f"{speaker}{match.group(1)} {match.group(2)}"
         return f"{speaker}{match.group(1)} {_present(match.group(2))}"
 
-    text = re.sub(rf"\bI\b({_ADVERBS})\s+([A-Za-z']+)", singular, text)
+    text = re.sub(rf"\bI\b((?:\s+{ADVERB})*)\s+([A-Za-z']+)", singular, text)
     text = re.sub(r"\b[Ww]e\b", plural, text)
     for pattern, replacement in (
         (r"\bmy\b", f"{speaker}'s"),

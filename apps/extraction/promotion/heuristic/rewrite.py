@@ -21,9 +21,12 @@ _ADVERBS = (
     "possibly|finally|recently|eventually|officially|suddenly|gradually|occasionally|regularly|"
     "seriously|literally|barely|hardly|nearly|almost|once|again"
 )
-_SUBJECT = re.compile(
-    rf"\b(I|i|we|We|WE)\b(?!['’.]\w)((?:\s+(?:{_ADVERBS}))*)\s+([A-Za-z']+)(?![-\w])"
-)
+# Verbs that end in "ly": any other word that does is an adverb between a subject and its verb
+# ("I probably will", "I barely slept"), which the verb after it agrees past.
+_LY_VERBS = "apply|reply|rely|fly|supply|comply|multiply|imply|ally|bully|tally|rally"
+#: One adverb between a subject and its verb.
+ADVERB = rf"(?:{_ADVERBS}|ever|sure|kinda|sorta|(?!(?:{_LY_VERBS})\b)[a-z]+ly)\b"
+_SUBJECT = re.compile(rf"\b(I|i|we|We|WE)\b(?!['’.]\w)((?:\s+{ADVERB})*)\s+([A-Za-z']+)(?![-\w])")
 # A second verb of the same first-person subject, after "and now", "but still", …: "I left the
 # hospital and now work at Globex". Only before a word that opens a verb's complement, so "and
 # now pizza" is left alone.
@@ -51,7 +54,7 @@ _OWN_CLAUSE = re.compile(
 _YOU_SUBJECT = re.compile(
     r"(?P<lead>(?:^|[.!?,;:]\s+|\b(?:and|but|so|or|if|when|whenever|before|after|until|till|"
     r"since|because|as|though|although|while|that|unless|once|hopes?|thinks?|bets?|"
-    rf"guess(?:es)?|believes?|wish(?:es)?|sure|glad)\s+))you\b(?P<adverbs>(?:\s+(?:{_ADVERBS}))*)\s+"
+    rf"guess(?:es)?|believes?|wish(?:es)?|sure|glad)\s+))you\b(?P<adverbs>(?:\s+{ADVERB})*)\s+"
     r"(?!(?:too|as|so|and|or|but|then|here|there|all|both|guys|two|again|well|back|more|"
     r"though|either|alone|yourself)\b)(?P<verb>[A-Za-z'’]+)(?![-\w])",
     re.IGNORECASE,
