@@ -44,6 +44,17 @@ SELECT term.memory_id FROM memory_search_term AS term
 """
 
 
+def _holding_words(*, tenant: Tenant, subject_id: str, words: str) -> QuerySet[Memory]:
+    """The subject's memories (live or not, any partition) whose text holds any of ``words``,
+    found through the postings; on the primary, so a writer sees its own transaction's rows."""
+    return Memory.objects.using(PRIMARY).filter(
+        tenant=tenant,
+        subject_id=subject_id,
+        # Constant SQL, values bound.
+        id__in=RawSQL(_HOLDING_WORDS, [tenant.pk, subject_id, MEMORY_TEXT_SEARCH_CONFIG, words]),  # noqa: S611
+    )
+
+
 class ChangeCandidate(NamedTuple):
     """What the detector compares of a candidate: its text, and when it became true. The full
     row is read (:func:`memory_live_candidates`) only for a candidate whose claims conflict."""
@@ -67,13 +78,8 @@ def memory_change_candidates(
     writer sees the rows of its own transaction. Tuples, not model instances: most of them
     state nothing the new memory changes, and building a row costs more than reading its
     claims."""
-    rows: QuerySet[Memory] = Memory.objects.using(PRIMARY).filter(
-        tenant=tenant,
-        subject_id=subject_id,
-        superseded_by__isnull=True,
-        # Constant SQL, values bound.
-        id__in=RawSQL(_HOLDING_WORDS, [tenant.pk, subject_id, MEMORY_TEXT_SEARCH_CONFIG, words]),  # noqa: S611
-    )
+    rows = _holding_words(tenant=tenant, subject_id=subject_id, words=words)
+    rows = rows.filter(superseded_by__isnull=True)
     rows = (
         rows.filter(project__isnull=True)
         if project_id is None
@@ -117,13 +123,7 @@ def memory_texts_naming(*, tenant: Tenant, subject_id: str, names: Sequence[str]
     one mentions alone (:mod:`apps.extraction.referents`)."""
     if not names:
         return []
-    words = " ".join(names)
-    rows = Memory.objects.using(PRIMARY).filter(
-        tenant=tenant,
-        subject_id=subject_id,
-        project__isnull=True,
-        # Constant SQL, values bound.
-        id__in=RawSQL(_HOLDING_WORDS, [tenant.pk, subject_id, MEMORY_TEXT_SEARCH_CONFIG, words]),  # noqa: S611
-    )
-    earliest = rows.order_by("valid_from", "id").values_list("text", flat=True)
+    rows = _holding_words(tenant=tenant, subject_id=subject_id, words=" ".join(names))
+    rows = rows.filter(project__isnull=True).order_by("valid_from", "id")
+    earliest = rows.values_list("text", flat=True)
     return list(earliest[:NAMING_TEXTS_LIMIT])
