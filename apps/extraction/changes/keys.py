@@ -85,7 +85,7 @@ _KEY_CHANGED_PASSIVE = re.compile(
     _OWNER
     + _KEY
     + r"\s+(?i:was|were|has been|have been|got)\s+"
-    + rf"(?i:changed|updated|switched|moved|{_RAISED}|{_DEFERRED})"
+    + rf"(?i:changed|updated|switched|moved|renamed|{_RAISED}|{_DEFERRED})"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
 )
 #: "My phone number changed to …", "our rent increased to $2,100": the key's value changed,
@@ -132,7 +132,7 @@ _INSTEAD = re.compile(r"\s+(?:instead of|rather than)\s+.*$", re.I)
 _UNOWNED_KEY_CHANGED = re.compile(
     _UNOWNED
     + r"\s+(?:(?i:was|were|has been|have been|got)\s+)?"
-    + rf"(?i:changed|switched|moved|rescheduled|{_DEFERRED}|pushed|{_RAISED}|increased|"
+    + rf"(?i:changed|switched|moved|renamed|rescheduled|{_DEFERRED}|pushed|{_RAISED}|increased|"
     + r"decreased|rose|dropped|went up|went down)"
     + rf"\s+(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$"
 )

@@ -492,8 +492,9 @@ _DIET_NOT = re.compile(
     _I,
 )
 _MEAT = re.compile(
-    rf"^{_ADVERBS}(?P<verb>eats|started eating|is eating|went back to eating|stopped eating|"
-    r"quit eating|gave up|cut out|doesn't eat|does not eat|no longer eats)\s+(?:red )?meat\b",
+    rf"^{_ADVERBS}(?:(?:has|have|had)\s+{_ADVERBS})?(?P<verb>eats|started eating|is eating|"
+    r"went back to eating|stopped eating|quit eating|gave up|given up|cut out|doesn't eat|"
+    r"does not eat|no longer eats)\s+(?:red )?meat\b",
     _I,
 )
 
@@ -525,7 +526,8 @@ def diet(predicate: str) -> list[Finding]:
             return [Finding("diet", _diet_value(match.group("diet")))]
     if (match := _MEAT.match(predicate)) is not None:
         verb = match.group("verb").lower()
-        stops = ("stopped", "quit", "gave up", "cut out", "doesn't", "does not", "no longer")
+        stops = ("stopped", "quit", "gave up", "given up", "cut out", "doesn't", "does not")
+        stops += ("no longer",)
         return [Finding("diet", "vegetarian" if verb.startswith(stops) else "omnivore")]
     if _FISH.match(predicate):
         return [Finding("diet", "not vegetarian")]
@@ -775,6 +777,17 @@ _ONE_OCCASION = re.compile(
     _I,
 )
 _NEGATED_ONLY = re.compile(r"^(?:doesn't|does not)\s+(?!\S+\s+(?:anymore|any more)\b)", _I)
+#: "doesn't drink coffee", "never smokes": a habit the subject abstains from, which a later
+#: "started drinking coffee" ends. Only a habit's verb with a short plain object: "doesn't
+#: drink coffee after 3pm" or "doesn't know the answer" say nothing a start would change.
+_ABSTAINS = re.compile(
+    r"^(?:doesn't|does not|never|don't|do not)\s+"
+    r"(?P<topic>(?P<verb>drink|smoke|vape|eat|drive|cook|gamble|exercise|swim|cycle|bike|run|"
+    r"ski|surf|dance|sing|paint|knit|garden|meditate|play)s?"
+    r"(?:\s+(?!(?:after|before|on|at|in|during|when|while|with|for|until|unless|if|around|"
+    r"near|outside|inside|alone|much|often|very|that|this)\b)[a-z'-]+){0,2})$",
+    _I,
+)
 _TEST = r"(?:[\w-]+\s+){0,3}?(?:test|exam|interview|interviews|audition|assessment|certification)s?"
 _OBJECT = rf"(?:{_POSSESSIVE}\s+|a |an )?"
 _FAILED = re.compile(
@@ -943,6 +956,12 @@ def activity(predicate: str) -> list[Finding]:
     ):
         topic = _activity_topic(_WHAT_FOR.sub("", match.group("topic")))
         return [Finding("activity", STOPPED, topic)] if topic else []
+    if (match := _ABSTAINS.match(predicate)) is not None:
+        # The verb as "-ing" too: "never smokes" is what "started smoking" ends.
+        verb = match.group("verb").lower()
+        doing = f"{verb.removesuffix('e') if not verb.endswith('ee') else verb}ing"
+        topic = _activity_topic(match.group("topic")) | words(doing)
+        return [Finding("activity", STOPPED, topic)]
     if (match := _STARTED.match(predicate) or _ROUTINE.match(predicate)) is not None and (
         match.re is _STARTED or RECURRENCE.search(predicate)
     ):
@@ -1046,6 +1065,9 @@ _GRADE = tuple(
         rf"^{_ADVERBS}(?:started|entered|began|moved up to|is starting)\s+(?:the\s+)?"
         rf"{_GRADE_NUMBER}\s+grade\b",
         rf"^{_ADVERBS}is\s+(?:now\s+)?(?:a|an)\s+{_GRADE_NUMBER}[ -]grader\b",
+        # Kindergarten, the grade before the first: "is in kindergarten".
+        rf"^{_ADVERBS}(?:is|has been|started|entered|began|is starting)\s+(?:now\s+)?"
+        r"(?:in\s+)?(?P<grade>kindergarten)\b",
     )
 )
 _KIDS = r"(?:children|child|kids|kid|babies|baby)"
@@ -1065,7 +1087,10 @@ def family(predicate: str) -> list[Finding]:
     child's school grade ("is in third grade", then "started fourth grade")."""
     if match := next(filter(None, (grade.match(predicate) for grade in _GRADE)), None):
         grade = match.group("grade").lower()
-        number = _GRADE_ORDINALS.get(grade) or int(re.sub(r"\D", "", grade))
+        if grade == "kindergarten":
+            number = 0
+        else:
+            number = _GRADE_ORDINALS.get(grade) or int(re.sub(r"\D", "", grade))
         return [Finding("key:grade", str(number))]
     if (match := _HAS_CHILDREN.match(predicate)) is not None:
         return [Finding("key:children", str(number_value(match.group("count"))))]
@@ -1314,6 +1339,13 @@ _REPLACED_WITH = re.compile(
     r"(?:with|for)\s+(?P<value>.+)$",
     _I,
 )
+#: "bought a MacBook Pro to replace the Dell": the same, told by what was got in its place.
+_GOT_TO_REPLACE = re.compile(
+    rf"^{_ADVERBS}(?:bought|got|purchased|ordered|picked up|leased|adopted)\s+"
+    r"(?:(?:a|an|the|a new|another)\s+)?(?P<value>.+?)\s+to\s+replace\s+"
+    r"(?:(?:the|her|his|their|my|our|its)\s+)?(?:old\s+)?(?P<old>.+)$",
+    _I,
+)
 
 
 def tools(predicate: str) -> list[Finding]:
@@ -1341,7 +1373,11 @@ def tools(predicate: str) -> list[Finding]:
                     replaced=value_text(match.group("old") or "").lower(),
                 )
             ]
-    if (match := _INSTEAD.match(predicate) or _REPLACED_WITH.match(predicate)) is not None:
+    if (
+        match := _INSTEAD.match(predicate)
+        or _REPLACED_WITH.match(predicate)
+        or _GOT_TO_REPLACE.match(predicate)
+    ) is not None:
         return [
             Finding(
                 "tool:*",

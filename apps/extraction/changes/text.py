@@ -132,6 +132,8 @@ _APPOSITIVE = re.compile(
 )
 _CLAUSE = re.compile(
     r"\s+[-–—]\s+|;\s+|:\s+|,\s+(?=(?:but|so)\s)"
+    # "… cut out meat completely, the user is vegetarian now": a comma before a new subject.
+    r"|,\s+(?=(?:the user|I|I'm|I’m|I've|we)\s+(?!and\b|or\b|&))"
     # "I'm a nurse and I live in Boston": a second clause with a subject of its own.
     r"|,?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|we|the user)\s)"
 )

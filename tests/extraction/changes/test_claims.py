@@ -41,6 +41,15 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             [("ana", "role", "attorney"), ("ana", "employer", "hart & cole")],
         ),
         ("had_to_stop", "Ana had to stop volunteering.", [("ana", "activity", "stopped")]),
+        ("meat_given_up", "The user has cut out meat.", [("user", "diet", "vegetarian")]),
+        # A comma before a clause with a subject of its own ends the first clause.
+        (
+            "a_comma_before_a_subject",
+            "The user has cut out meat completely, the user is vegetarian now.",
+            [("user", "diet", "vegetarian"), ("user", "diet", "vegetarian")],
+        ),
+        ("a_habit_abstained_from", "I don't drink coffee.", [("i", "activity", "stopped")]),
+        ("kindergarten", "The user's son Leo is in kindergarten.", [("leo", "key:grade", "0")]),
         (
             "an_intolerance",
             "The user is lactose intolerant.",
@@ -870,6 +879,52 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             "The database was moved to a bigger server.",
             False,
         ),
+        # A key renamed, told of the key.
+        (
+            "a_key_renamed",
+            "Default branch: master",
+            "The default branch was renamed to main.",
+            True,
+        ),
+        (
+            "a_key_renamed_to_itself",
+            "Default branch: main",
+            "The default branch was renamed to main.",
+            False,
+        ),
+        # A thing got in another's place.
+        (
+            "got_to_replace",
+            "The user's laptop is a Dell XPS 13.",
+            "The user bought a MacBook Pro to replace the Dell.",
+            True,
+        ),
+        (
+            "got_to_replace_something_else",
+            "The user's laptop is a Dell XPS 13.",
+            "The user bought a new monitor to replace the broken one.",
+            False,
+        ),
+        # A habit abstained from, then taken up.
+        (
+            "abstained_then_started",
+            "The user doesn't drink coffee.",
+            "The user has started drinking coffee every morning.",
+            True,
+        ),
+        ("never_then_started", "The user never smokes.", "The user started smoking again.", True),
+        (
+            "abstained_from_something_else",
+            "The user doesn't drink alcohol.",
+            "The user drinks coffee every morning.",
+            False,
+        ),
+        (
+            "abstained_only_at_a_time",
+            "The user doesn't drink coffee after 3pm.",
+            "The user drinks coffee every morning.",
+            False,
+        ),
     ],
 )
 def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
@@ -892,6 +947,9 @@ def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
         "Sprint planning was fun.",
         # A platform is read only of a project's thing.
         "Maria was moved to Accounting.",
+        # Not knowing or not wanting is no habit abstained from.
+        "The user doesn't know the answer.",
+        "The user doesn't want to drive at night.",
     ],
 )
 def test_a_look_alike_of_a_new_value_makes_no_claim(text):
