@@ -15,7 +15,7 @@ from apps.extraction.changes.patterns import (
     value_text,
     words,
 )
-from apps.extraction.changes.text import THING_NAMES, THINGS, WRITER, opened_parts
+from apps.extraction.changes.text import BODY_PARTS, THING_NAMES, THINGS, WRITER, opened_parts
 
 #: One value: no clause punctuation, but a dot inside it (an address, a version), a title's
 #: ("Mr. Green", "Dr. Kim"), a thousands comma ("$2,100") and a comma before a name ("12 Oak
@@ -277,6 +277,7 @@ _ONE_VALUE_ONLY = (
     _UNOWNED_KEY_CHANGED,
     _RESCHEDULED,
 )
+_BODY_PART_KEY = re.compile(rf"^(?:left |right )?(?:{BODY_PARTS})$")
 #: The entity of a key said without an owner.
 UNOWNED = "*"
 #: "The weekly sync", "our standup meeting": an event named with how often and what it is.
@@ -385,6 +386,8 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
     if match.re is _DOSE:
         implied = f"{match.group('drug').lower()} dose"
     key = implied or match.group("key").strip().lower()
+    if _BODY_PART_KEY.match(key):
+        return []  # "my wrist is fine now" tells of health, not of a thing held
     if match.re in _KEY_OF:
         key = f"{key} {_KEY_OF[match.re]}"
     if match.re in (_UNOWNED_CALLED, _RENAMED):

@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass, field
 
 from apps.extraction.changes.kinds import tool_kind
-from apps.extraction.changes.text import shield_abbreviations, unshield, word_set
+from apps.extraction.changes.text import BODY_PARTS, shield_abbreviations, unshield, word_set
 from apps.extraction.numbers import CARDINALS, NONE, number_value
 
 _I = re.IGNORECASE
@@ -150,10 +150,7 @@ _SPECIES = {
 }
 _SPECIES_WORDS = "|".join(sorted(_SPECIES, key=len, reverse=True))
 _COUNT_WORDS = "|".join([*_NUMBERS, r"\d{1,2}"])
-_BODY = (
-    r"ankle|knee|arm|leg|wrist|back|shoulder|foot|feet|hand|hip|neck|elbow|toe|finger|"
-    r"hamstring|achilles|ribs?|head|spine"
-)
+_BODY = BODY_PARTS
 _DIETS = (
     r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|carnivore|plant-based|"
     r"gluten-free|dairy-free|flexitarian|omnivore"
@@ -175,11 +172,14 @@ _VALUE_END = re.compile(
     _I | re.DOTALL,
 )
 _LEADING = re.compile(r"^(?:(?:a|an|the|his|her|their|my|our|its|\w+'s|\w+’s|some)\s+)+", _I)
+#: A thing named after its model year, "a 2012 Subaru Outback": the year is no end of it.
+_MODEL_YEAR = re.compile(r"^((?:a|the|his|her|their|my|our)\s+)(?:19|20)\d{2}\s+(?=[A-Z])", _I)
 
 
 def value_text(raw: str) -> str:
     """A value as read: cut where it ends, leading articles and possessives dropped."""
-    value = unshield(_VALUE_END.sub("", shield_abbreviations(raw.strip())))
+    raw = _MODEL_YEAR.sub(r"\1", raw.strip())
+    value = unshield(_VALUE_END.sub("", shield_abbreviations(raw)))
     return _LEADING.sub("", value).strip(" '\"’")
 
 
@@ -232,7 +232,10 @@ _JOB_STARTED = re.compile(
     r"(?:new |first |full-time |part-time |permanent |dream )*(?:job|position|role|gig|"
     r"internship)\b(?P<rest>.*)$"
     r"|^(?:got |was |has been )?(?:accepted|hired)\s+(?:for|into|as)\s+(?:a |an |the )?"
-    r"(?:[\w-]+\s+){0,3}?(?:job|position|role|internship)\b(?P<rest2>.*)$",
+    r"(?:[\w-]+\s+){0,3}?(?:job|position|role|internship)\b(?P<rest2>.*)$"
+    # "got hired as a junior developer at Fernhill Labs", "was hired by Stripe".
+    rf"|^{_ADVERBS}(?:got |was |has been |have been )?{_ADVERBS}hired\s+"
+    r"(?P<rest3>(?:as|at|by)\s.*)$",
     _I,
 )
 _WORKS = re.compile(
@@ -270,6 +273,10 @@ _LEFT_THE_COMPANY = re.compile(
 )
 _NO_JOB = re.compile(
     rf"^{_ADVERBS}(?:(?:was|got|has been) (?:laid off|fired|let go)\b|"
+    # "handed in my notice", "resigned": a job ended by its holder.
+    r"(?:handed|put|turned) in (?:my|his|her|their) (?:notice|resignation)\b|"
+    r"gave (?:my |his |her |their )?notice\b|"
+    r"resigned\b(?!\s+(?:from|as|to|myself|himself|herself)\b)|"
     r"(?:is|has been) (?:now |currently )?(?:unemployed|jobless|out of work|between jobs|"
     r"retired)\b|retired\b)",
     _I,
@@ -337,7 +344,8 @@ def employment(predicate: str) -> list[Finding]:
         value = value_text(match.group("role") or match.group("title")).lower()
         return [Finding("role", value)] if value else []
     if (match := _JOB_STARTED.match(predicate)) is not None:
-        details = _job_details(match.group("rest") or match.group("rest2") or "")
+        hired = re.sub(r"^by\b", "at", match.group("rest3") or "", flags=_I)
+        details = _job_details(match.group("rest") or match.group("rest2") or hired)
         if not any(finding.attribute == "employer" for finding in details):
             details.append(Finding("employer", "employed"))
         return details
@@ -483,12 +491,16 @@ _DIET_IS = re.compile(
     _I,
 )
 _DIET_ON = re.compile(
-    rf"^{_ADVERBS}(?:follows|is on|started|switched to|is following|eats|has)\s+(?:a |an )?"
-    rf"(?:strict |mostly )?(?P<diet>{_DIETS})\s+diet\b",
+    rf"^{_ADVERBS}(?:follows|is on|started|switched to|is following|eats|has)\s+(?:a |an |the )?"
+    rf"(?:strict |mostly )?(?P<diet>{_DIETS})\s+diet\b"
+    # "is doing keto right now", "has been on keto since May": a diet named without "diet".
+    rf"|^{_ADVERBS}(?:is doing|has been doing|is on|has been on|went|is going)\s+"
+    rf"(?:strict\s+)?(?P<diet2>keto|paleo|carnivore)\b",
     _I,
 )
 _DIET_NOT = re.compile(
-    rf"^(?:is )?(?:no longer|not|isn't|stopped being|quit being)\s+(?:a |an )?(?P<diet>{_DIETS})\b",
+    rf"^{_ADVERBS}(?:is )?(?:no longer|not|isn't|stopped being|quit being|quit|stopped|gave up|"
+    rf"dropped|went off|came off)\s+(?:a |an |the )?(?P<diet>{_DIETS})\b",
     _I,
 )
 _MEAT = re.compile(
@@ -523,7 +535,7 @@ def diet(predicate: str) -> list[Finding]:
         return [Finding("diet", "not " + _diet_value(match.group("diet")))]
     for pattern in (_DIET_IS, _DIET_ON):
         if (match := pattern.match(predicate)) is not None:
-            return [Finding("diet", _diet_value(match.group("diet")))]
+            return [Finding("diet", _diet_value(match.group("diet") or match.group("diet2")))]
     if (match := _MEAT.match(predicate)) is not None:
         verb = match.group("verb").lower()
         stops = ("stopped", "quit", "gave up", "given up", "cut out", "doesn't", "does not")
@@ -710,6 +722,13 @@ _RECOVERED = re.compile(
     _I,
 )
 _RECOVERING = re.compile(r"^(?:is |has been )?(?:still )?(?:recovering|rehabbing|in rehab)\b", _I)
+#: "the user's wrist is totally fine now", "my knee feels back to normal": a part well again.
+_PART_WELL = re.compile(
+    rf"^['’]s\s+(?:left\s+|right\s+)?(?:{_BODY})\s+(?:is|feels|has been)\s+(?:now\s+)?"
+    r"(?:totally\s+|completely\s+|fully\s+|all\s+|much\s+|finally\s+)?"
+    r"(?:fine|better|okay|ok|back to normal|good as new|healed)\b",
+    _I,
+)
 
 
 def health(predicate: str) -> list[Finding]:
@@ -720,6 +739,8 @@ def health(predicate: str) -> list[Finding]:
         return [Finding(f"health:{part.lower()}", "injured")]
     if _RECOVERING.match(predicate):
         return [Finding("health:*", "recovering")]
+    if _PART_WELL.match(predicate):
+        return [Finding("health:*", "recovered")]
     if _RECOVERED.search(predicate) and not re.search(r"\b(?:not|never|yet)\b", predicate, _I):
         return [Finding("health:*", "recovered")]
     return []
@@ -1437,11 +1458,12 @@ def school(predicate: str) -> list[Finding]:
 _COMMUTES = re.compile(
     rf"^{_ADVERBS}(?:(?P<verb>drives|bikes|cycles|walks|runs|carpools)|(?:takes|rides|catches)"
     r"\s+(?:the|a|his|her|their|my)\s+(?P<vehicle>bus|train|subway|tube|metro|tram|ferry|bike|"
-    r"scooter|shuttle|car)|commutes\s+by\s+(?P<by>\w+))\s+to\s+(?:work|the office|school|campus)\b"
+    r"light rail|scooter|shuttle|car)|commutes\s+by\s+(?P<by>\w+))\s+to\s+"
+    r"(?:work|the office|school|campus)\b"
     # "commutes to work by car", "gets to the office by train".
     r"|^(?:(?:usually|always|now|still|mostly|currently)\s+)*(?:commutes|gets|goes|travels)\s+to"
-    r"\s+(?:work|the office|school|campus)\s+(?:by\s+(?P<mode>car|bus|train|subway|tube|metro|"
-    r"tram|ferry|bike|bicycle|scooter|shuttle)|on\s+(?P<foot>foot))\b",
+    r"\s+(?:work|the office|school|campus)\s+(?:by\s+(?P<mode>car|bus|train|light rail|subway|"
+    r"tube|metro|tram|ferry|bike|bicycle|scooter|shuttle)|on\s+(?P<foot>foot))\b",
     _I,
 )
 _COMMUTE_MODES = {

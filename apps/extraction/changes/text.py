@@ -71,6 +71,13 @@ def _is_name(name: str) -> bool:
 
 
 _FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+#: Parts of a body an injury or a recovery is told of.
+BODY_PARTS = (
+    r"ankle|knee|arm|leg|wrist|back|shoulder|foot|feet|hand|hip|neck|elbow|toe|finger|"
+    r"hamstring|achilles|ribs?|head|spine"
+)
+#: "My wrist is fine now": the writer's, as "the user's wrist …" is the user's.
+_MY_BODY_PART = re.compile(rf"^(?i:my)\s+(?=(?:left\s+|right\s+)?(?i:{BODY_PARTS})\b)")
 #: The things a project's memories speak of as subjects ("the project uses Jest", "the cluster
 #: runs Kubernetes 1.27"), each an entity of its own; a repo and a codebase are the project.
 THINGS = {
@@ -245,6 +252,8 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
     rest = words[1] if len(words) > 1 else ""
     if (kin := _kin_subject(clause, speaker)) is not None:
         return kin
+    if (match := _MY_BODY_PART.match(clause)) is not None:
+        return speaker or WRITER, "'s " + clause[match.end() :]
     if first in _FIRST_PERSON:
         entity = speaker or WRITER
         contraction = {"i'm": "am ", "i've": "have ", "i'd": "would ", "i'll": "will "}
@@ -295,9 +304,7 @@ def _kin_subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
 
 #: "Ben and Chloe broke up", "The user and Priya got married": a change both of them went
 #: through, so the predicate holds for each of the two.
-_COUPLE = re.compile(
-    r"^(?P<first>[A-Z][a-z][\w-]*|(?i:the user)) (?:and|&) "
-    r"(?P<second>[A-Z][a-z][\w-]*|I|the user)\s+"
+_TOGETHER = (
     r"(?P<predicate>(?:(?:just|finally|officially|recently)\s+)?(?:(?:have|had)\s+)?"
     r"(?:broke up|broken up|split up|separated|"
     r"parted ways|(?:decided to )?(?:go|went) (?:our|their) separate ways|"
@@ -306,6 +313,18 @@ _COUPLE = re.compile(
     r"started dating|"
     r"(?:are|were) (?:now\s+)?(?:married|engaged|divorced|dating|separated)|"
     r"are (?:getting divorced|divorcing))\b.*)$"
+)
+_COUPLE = re.compile(
+    r"^(?P<first>[A-Z][a-z][\w-]*|(?i:the user)) (?:and|&) "
+    r"(?P<second>[A-Z][a-z][\w-]*|I|the user)\s+" + _TOGETHER
+)
+#: "We're engaged!", "we broke up": the writer and a partner the clause does not name.
+_WE_TOGETHER = re.compile(r"^(?i:we)\s+" + _TOGETHER)
+#: "Sam and I adopted a cat", "Ana and I moved to Denver": what the writer did with someone,
+#: held of each of the two.
+_WITH_SOMEONE = re.compile(
+    r"^(?P<first>[A-Z][a-z][\w-]*) (?:and|&) (?P<second>I|the user)\s+"
+    r"(?P<predicate>(?:(?:just|finally|recently)\s+)?(?:adopted|moved|relocated|bought)\b.*)$"
 )
 
 
@@ -326,24 +345,28 @@ def _couple(clause: str, speaker: str | None) -> list[tuple[str, str]]:
             return []
         predicate = re.sub(r"^((?:just|recently)\s+)?have\b", r"\1has", spouses.group("predicate"))
         return [("user" if first.lower() == "the user" else first.lower(), predicate)]
-    match = _COUPLE.match(clause)
+    expanded = re.sub(r"^(?i:we)['’]re\b", "we are", re.sub(r"^(?i:we)['’]ve\b", "we have", clause))
+    if (we := _WE_TOGETHER.match(expanded)) is not None:
+        return [(speaker or WRITER, _told_of_one(we.group("predicate")))]
+    match = _COUPLE.match(clause) or _WITH_SOMEONE.match(clause)
     if match is None:
         return []
     partners = {"the user": "user", "i": speaker or WRITER}
     names = [match.group(name) for name in ("first", "second")]
     if not all(name.lower() in partners or _is_name(name) for name in names):
         return []
+    predicate = _told_of_one(match.group("predicate"))
+    return [(partners.get(name.lower(), name.lower()), predicate) for name in names]
+
+
+def _told_of_one(predicate: str) -> str:
+    """A couple's predicate as said of one of them: "are engaged" → "is engaged"."""
     predicate = re.sub(
-        r"^(are|were)\b",
-        lambda verb: {"are": "is", "were": "was"}[verb[1]],
-        match.group("predicate"),
+        r"^(are|were)\b", lambda verb: {"are": "is", "were": "was"}[verb[1]], predicate
     )
     # "Marco and I have separated", "… have broken up": told as done.
     predicate = re.sub(r"^(?:have|had)\s+broken up\b", "broke up", predicate)
-    predicate = re.sub(
-        r"^(?:have|had)\s+(?=separated|split up|divorced|parted ways)", "", predicate
-    )
-    return [(partners.get(name.lower(), name.lower()), predicate) for name in names]
+    return re.sub(r"^(?:have|had)\s+(?=separated|split up|divorced|parted ways)", "", predicate)
 
 
 def opened_parts(sentence: str) -> list[str]:

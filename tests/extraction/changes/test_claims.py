@@ -51,6 +51,35 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
         ("a_habit_abstained_from", "I don't drink coffee.", [("i", "activity", "stopped")]),
         ("kindergarten", "The user's son Leo is in kindergarten.", [("leo", "key:grade", "0")]),
         (
+            "hired",
+            "I got hired as a junior developer at Fernhill Labs.",
+            [("i", "role", "junior developer"), ("i", "employer", "fernhill labs")],
+        ),
+        (
+            "hired_by",
+            "Maria was hired by Stripe.",
+            [("maria", "employer", "stripe")],
+        ),
+        (
+            "notice_handed_in",
+            "I handed in my notice.",
+            [("i", "employer", "none"), ("i", "role", "none")],
+        ),
+        ("engaged_we", "We're engaged!", [("i", "relationship", "engaged")]),
+        (
+            "adopted_with_someone",
+            "Sam and I adopted a cat.",
+            [("sam", "pets:cat", "some"), ("i", "pets:cat", "some")],
+        ),
+        ("a_part_well_again", "My wrist is totally fine now.", [("i", "health:*", "recovered")]),
+        ("a_diet_named_alone", "I'm doing keto right now.", [("i", "diet", "keto")]),
+        ("a_diet_quit", "I quit keto.", [("i", "diet", "not keto")]),
+        (
+            "commute_by_light_rail",
+            "I take the light rail to work.",
+            [("i", "commute", "light rail")],
+        ),
+        (
             "an_intolerance",
             "The user is lactose intolerant.",
             [("user", "condition", "has")],
@@ -906,6 +935,13 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             False,
         ),
         # A habit abstained from, then taken up.
+        # A thing named after its model year is still that thing.
+        (
+            "a_model_year",
+            "The user drives a 2012 Subaru Outback to work.",
+            "The user sold the Subaru.",
+            True,
+        ),
         (
             "abstained_then_started",
             "The user doesn't drink coffee.",
@@ -950,6 +986,9 @@ def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
         # Not knowing or not wanting is no habit abstained from.
         "The user doesn't know the answer.",
         "The user doesn't want to drive at night.",
+        "He resigned himself to the result.",
+        "The team hired a new designer.",
+        "My back is killing me.",
     ],
 )
 def test_a_look_alike_of_a_new_value_makes_no_claim(text):

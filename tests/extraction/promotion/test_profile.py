@@ -130,6 +130,31 @@ def _kept(turns: list[Turn]) -> dict[str, datetime | None]:
             SAID,
         ),
         ("a_death", "Sad news, Miso passed away on Tuesday.", "Miso passed away on Tuesday.", SAID),
+        ("an_engaged_we", "Sam said yes!! We're engaged!", "The user is engaged.", SAID),
+        (
+            "a_pet_adopted_with_someone",
+            "Sam and I adopted a cat from the shelter, she's a grumpy tabby called Miso.",
+            "Sam and the user adopted a cat from the shelter.",
+            SAID,
+        ),
+        (
+            "hired",
+            "Big news, I got hired as a junior developer at Fernhill Labs!",
+            "The user got hired as a junior developer at Fernhill Labs.",
+            SAID,
+        ),
+        (
+            "notice_handed_in",
+            "I handed in my notice last week.",
+            "The user handed in their notice the week before 8 May 2024.",
+            SAID,
+        ),
+        (
+            "a_diet_named_alone",
+            "I'm doing keto right now.",
+            "The user is doing keto right now.",
+            SAID,
+        ),
         (
             "told_without_its_subject",
             "Started volunteering at the food bank on Thursday evenings.",

@@ -83,9 +83,11 @@ _COUPLE_OPENER = re.compile(r"^[A-Z][a-z]+ (?:and|&) I\b")
 #: A label before the user's own words: "Quick intro: I'm a nurse", "Update: we moved".
 _LABEL = re.compile(r"^[A-Za-z]+(?: [A-Za-z]+){0,7}:\s+(?=(?:i|i'm|i’m|i've|my|we|our)\b)", re.I)
 #: A remark spliced on after a comma, with a subject of its own: "…, the mountains are
-#: amazing", "…, their weekends are too busy now", "…, it's been hard".
+#: amazing", "…, their weekends are too busy now", "…, it's been hard", "…, she's a grumpy
+#: tabby".
 _ASIDE = re.compile(
-    r"^(?P<head>.+?),\s+(?:(?:the|their|its|it|this|that|these|those)\s+(?:[\w'’-]+\s+){0,3}?"
+    r"^(?P<head>.+?),\s+(?:(?:he|she|they)(?:['’]s|['’]re)\s|"
+    r"(?:the|their|its|it|this|that|these|those|he|she|they)\s+(?:[\w'’-]+\s+){0,3}?"
     r"(?:is|are|was|were|has been|have been|feels?|looks?|seems?|doesn't|does not|don't|"
     r"didn't|won't|can't|isn't|aren't|leaves?|makes?|takes?|keeps?)|it's|it’s)\b[^,]*\.?$",
     re.I,
@@ -97,8 +99,9 @@ _CONSEQUENCE = re.compile(
     r"^(?P<head>.+?)(?:,\s+(?:so|which)\b|,?\s+and\s+(?:it's|it’s|it is|it has been)\b).*$",
     re.I,
 )
-#: A "we" whose change is the user's too: "we relocated to Austin", "we adopted a puppy".
-_HOUSEHOLD_FAMILIES = frozenset({"residence", "household", "pets"})
+#: A "we" whose change is the user's too: "we relocated to Austin", "we adopted a puppy",
+#: "we're engaged".
+_HOUSEHOLD_FAMILIES = frozenset({"residence", "household", "pets", "relationship"})
 #: Where one sentence of the user's says two things about them: "I'm a nurse and I live in
 #: Boston" is two facts, each of which may change on its own.
 _OWN_CLAUSE = re.compile(r",?\s+(?:and|but)\s+(?=(?:i|i'm|i’m|i've|my|we)\s)", re.I)
