@@ -3,8 +3,8 @@
 ``embed_texts`` returns L2-normalised vectors of exactly ``settings.EMBEDDING_DIMENSIONS``
 floats, or raises ``EmbeddingsUnavailable`` — never another exception — so every caller can
 degrade (ILIKE fallback, 503 ``gate_unavailable``, snooze) instead of answering 500. Every
-provider call goes through a circuit breaker keyed by the whole provider configuration, which
-counts provider faults only.
+call to a remote provider goes through a circuit breaker keyed by the whole provider
+configuration, which counts provider faults only; the in-process local model has none.
 """
 
 from __future__ import annotations
@@ -168,10 +168,17 @@ def _embed(config: EmbeddingConfig, texts: Sequence[str], *, queries: bool) -> l
     embedder = _embedder_for(config)
     if embedder.dimensions != expected:
         raise _dimension_mismatch(config=config, got=embedder.dimensions, expected=expected)
-    breaker = CircuitBreaker(f"embeddings:{config.breaker_key}", classify=classify_provider_error)
+    encode = embedder.embed_queries if queries else embedder.embed
     try:
-        encode = embedder.embed_queries if queries else embedder.embed
-        vectors = breaker.call(lambda: encode(batch))
+        if config.provider == "local":
+            # In process: there is no remote service to stop calling, and the breaker's state
+            # would cost a shared-cache round trip on every recall.
+            vectors = encode(batch)
+        else:
+            breaker = CircuitBreaker(
+                f"embeddings:{config.breaker_key}", classify=classify_provider_error
+            )
+            vectors = breaker.call(lambda: encode(batch))
     except CircuitOpen as exc:
         raise EmbeddingsUnavailable(
             ProvidersErrorCode.CIRCUIT_OPEN,

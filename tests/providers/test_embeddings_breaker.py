@@ -1,10 +1,17 @@
-"""The circuit breaker around real HTTP calls: an open circuit sends nothing."""
+"""The circuit breaker around real HTTP calls: an open circuit sends nothing; the in-process
+local model has none."""
 
 from __future__ import annotations
 
 import pytest
+import redis
 
-from apps.providers.embeddings import EmbeddingConfig, EmbeddingsUnavailable, embed_texts
+from apps.providers.embeddings import (
+    EmbeddingConfig,
+    EmbeddingsUnavailable,
+    embed_query,
+    embed_texts,
+)
 from tests.providers.conftest import Clock
 from tests.providers.fake_http import (
     FakeHttpServer,
@@ -12,6 +19,7 @@ from tests.providers.fake_http import (
     error_payload,
     openai_embeddings_payload,
 )
+from tests.redis_server import RedisServer, redis_as_the_shared_cache
 
 PATH = "/v1/embeddings"
 HEALTHY = FakeResponse(json_body=openai_embeddings_payload([[1.0] * 384]))
@@ -113,3 +121,30 @@ def test_breakers_are_per_endpoint(fake_http: FakeHttpServer, clock: Clock, brea
 
     assert len(embed_texts(other_model, ["a"])) == 1
     assert _reason(config) == "circuit_open"
+
+
+def _calls(server: RedisServer) -> int:
+    client = redis.Redis(port=server.port)
+    try:
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    # The counting client's own handshake and INFO are not the service's.
+    ours = {"cmdstat_info", "cmdstat_hello"}
+    return sum(int(stat["calls"]) for name, stat in stats.items() if name not in ours)
+
+
+def test_the_local_model_embeds_without_a_shared_cache_round_trip(settings, monkeypatch):
+    local, remote = EmbeddingConfig(provider="local"), EmbeddingConfig(provider="fake")
+    with redis_as_the_shared_cache(settings, monkeypatch) as server:
+        embed_query(local, "the model loads before the count starts")
+        before = _calls(server)
+        embed_query(local, "Where does Maria work?")
+        embed_texts(local, ["Maria works at Globex.", "Maria moved to Lisbon."])
+        local_calls = _calls(server) - before
+
+        embed_query(remote, "Where does Maria work?")
+        remote_calls = _calls(server) - before - local_calls
+
+    assert local_calls == 0
+    assert remote_calls == 1  # the breaker's state, read in one MGET
