@@ -174,6 +174,15 @@ _GOES_BY = re.compile(
     + r"(?i:now\s+)?(?i:goes|go)\s+(?i:by)\s+"
     + r"(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)?)$",
 )
+#: "We migrated the deploy target to Fly.io": a key's new value, told of the thing moved
+#: (read only for a key that holds one value: "migrated the billing service to …" moves a
+#: service, which the tool rules read).
+_KEY_MIGRATED = re.compile(
+    _SUBJECT
+    + r"(?i:has\s+|have\s+)?(?i:migrated)\s+(?i:the|our|its|their)\s+"
+    + _KEY
+    + rf"\s+(?i:over\s+)?(?i:to)\s+(?P<value>{_VALUE}{{1,60}})$",
+)
 #: "We switched the test runner from Jest to Vitest": a key's value, the old one named.
 _KEY_SWITCHED_FROM = re.compile(
     _SUBJECT
@@ -205,6 +214,15 @@ _DOSE = re.compile(
     + r"(?i:now\s+|currently\s+)?(?i:takes|is taking|is on)\s+"
     + r"(?P<value>\d+(?:\.\d+)?\s?(?i:mg|mcg|g|ml|units|iu))\s+(?i:of)\s+"
     + r"(?P<drug>[A-Za-z][\w-]+)\b[^,;]*$",
+)
+#: "The user's doctor raised the sertraline dose to 100 mg": the owner's dose, changed by
+#: whoever prescribes it.
+_DOSE_CHANGED = re.compile(
+    _OWNER
+    + r"(?i:doctor|psychiatrist|physician|gp|vet|cardiologist|nurse practitioner)\s+"
+    + rf"(?i:has\s+)?(?i:{_RAISED}|changed|adjusted)\s+(?i:the|my|his|her|their)\s+"
+    + r"(?P<drug>[A-Za-z][\w-]+)\s+(?i:dose|dosage)\s+(?i:to)\s+"
+    + r"(?P<value>\d+(?:\.\d+)?\s?(?i:mg|mcg|g|ml|units|iu))\b[^,;]*$",
 )
 #: Patterns that tell a key's value without naming the key.
 _IMPLIED_KEYS = {_REPORTS_TO: "manager", _GOES_BY: "preferred name", _RAISE: "salary"}
@@ -266,10 +284,13 @@ _KEY_PATTERNS = (
     _REPORTS_TO,
     _RAISE,
     _DOSE,
+    _DOSE_CHANGED,
     _PORT_MOVED,
+    _KEY_MIGRATED,
 )
 #: Patterns read only for a key that holds one value (a key or an event's time).
 _ONE_VALUE_ONLY = (
+    _KEY_MIGRATED,
     _NOTE,
     _KEY_CHANGED_ITSELF,
     _KEY_CHANGED_BY,
@@ -277,7 +298,8 @@ _ONE_VALUE_ONLY = (
     _UNOWNED_KEY_CHANGED,
     _RESCHEDULED,
 )
-_BODY_PART_KEY = re.compile(rf"^(?:left |right )?(?:{BODY_PARTS})$")
+#: Keys that are health, which the health and condition rules read: "my wrist", "my cat allergy".
+_BODY_PART_KEY = re.compile(rf"^(?:(?:left |right )?(?:{BODY_PARTS})|(?:[a-z-]+ ){{0,2}}allergy)$")
 #: The entity of a key said without an owner.
 UNOWNED = "*"
 #: "The weekly sync", "our standup meeting": an event named with how often and what it is.
@@ -383,7 +405,7 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
     if match is None or unsettled(sentence):
         return []
     implied = _IMPLIED_KEYS.get(match.re)
-    if match.re is _DOSE:
+    if match.re in (_DOSE, _DOSE_CHANGED):
         implied = f"{match.group('drug').lower()} dose"
     key = implied or match.group("key").strip().lower()
     if _BODY_PART_KEY.match(key):

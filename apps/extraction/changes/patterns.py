@@ -1018,16 +1018,25 @@ _VERSIONED = re.compile(r"\b(?P<name>[A-Za-z][\w+#-]*)\s+v?(?P<version>\d+(?:\.\
 _NOT_A_KIND = word_set("now again instead too well last week month year day today soon")
 
 
+_WHERE_DONE = re.compile(r"\s+(?:at|in|on)\s+(?:the|a|an|his|her|their|my|our|its)\s+.*$", _I)
+_DOTTED_NAME = re.compile(r"^[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+\.?$")
+
+
 def switched(predicate: str) -> list[Finding]:
     """A switch to another value of a kind: ``switched:<kind>`` with what sets the new value
     apart (compared by :func:`phrases` with what an older memory said of the same kind)."""
     if (match := _SWITCHED_KIND.match(predicate)) is None:
         return []
     target = re.sub(r"^(?:a|an|the)\s+", "", match.group("target"), flags=_I)
+    # Where it is done is no part of the value: "switched to day shifts at the hospital".
+    target = _WHERE_DONE.sub("", target)
     # "switched to VS Code": a tool of a kind, which replaces the one of that kind in use ("to
     # Kubernetes 1.29" is compared by its version below).
     tool = _SWITCHED_TO_TOOL.match(predicate)
     name = value_text(tool.group("target")) if tool is not None else ""
+    if _DOTTED_NAME.match(target):
+        # "Fly.io" is one name, not a value of a kind "io".
+        return [Finding("tool:*", target.rstrip(".").lower(), now=True)] if name else []
     if name and _VERSIONED.match(target) is None and tool_kind(name) is not None:
         return [Finding("tool:*", name.lower(), now=True)]
     if (version := _VERSIONED.match(target)) is not None:
@@ -1058,6 +1067,8 @@ def phrases(predicate: str) -> list[Finding]:
 _AGE_WORDS = "|".join(CARDINALS)
 _AGE = re.compile(
     rf"^{_ADVERBS}(?:is (?:now )?(?P<years>\d{{1,3}}|{_AGE_WORDS}) years? old"
+    # "The user is 34.": a number alone is an age.
+    rf"|is (?:now )?(?P<bare>\d{{1,3}})(?:\s+now)?\.?$"
     rf"|(?:turned|has turned) (?P<turned>\d{{1,3}}|{_AGE_WORDS}))\b"
     # "turned three in May", not "turned three pages" or "turned two of them down".
     r"(?!\s+(?!in\b|on\b|last\b|this\b|years?\b)[a-z])",
@@ -1069,7 +1080,8 @@ def age(predicate: str) -> list[Finding]:
     """How old someone is: "is 30 years old", then "just turned 31" ("two", "three": the same)."""
     if (match := _AGE.match(predicate)) is None:
         return []
-    return [Finding("key:age", str(number_value(match.group("years") or match.group("turned"))))]
+    said = match.group("years") or match.group("turned") or match.group("bare")
+    return [Finding("key:age", str(number_value(said)))]
 
 
 # --- children and school grade -------------------------------------------------------------------
@@ -1148,15 +1160,19 @@ _PREFERS = re.compile(
 #: thing is wanted, the thing as the setting.
 _WANTS_AS = re.compile(
     rf"^{_ADVERBS}(?:wants|likes|asks for|expects)\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?[\w-]+)\s+"
-    r"(?:in|as)\s+(?P<form>.+)$",
+    r"(?:in|as)\s+(?P<form>.+)$"
+    # "asked to switch responses back to English": the same want, told as the request.
+    rf"|^{_ADVERBS}(?:asked|has asked|wants|would like)\s+(?:me\s+|the assistant\s+|us\s+)?to\s+"
+    r"(?:switch|change|keep)\s+(?P<thing2>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:back\s+)?"
+    r"(?:to|in)\s+(?P<form2>.+)$",
     _I,
 )
 
 
 def _choice(predicate: str) -> list[Finding]:
     if (wanted := _WANTS_AS.match(predicate)) is not None:
-        form = value_text(wanted.group("form")).lower()
-        thing = words(wanted.group("thing"))
+        form = value_text(wanted.group("form") or wanted.group("form2")).lower()
+        thing = words(wanted.group("thing") or wanted.group("thing2"))
         if not words(form) or not thing:
             return []
         return [Finding(CHOICE, form, thing, head=form.split()[-1])]
@@ -1199,7 +1215,11 @@ _CONDITION = re.compile(
 
 
 _CONDITION_ENDED = re.compile(
-    r"^(?:is\s+)?(?:no longer|not|isn't|is not)\s+allergic\s+to\s+(?P<topic>.+)$", _I
+    r"^(?:is\s+)?(?:no longer|not|isn't|is not)\s+allergic\s+to\s+(?P<topic>.+)$"
+    # "the user's cat allergy went away": an allergy told of its owner, gone.
+    r"|^['’]s\s+(?P<topic2>[\w-]+(?:\s+[\w-]+)?)\s+allergy\s+(?:has\s+)?(?:went away|gone away|"
+    r"is gone|disappeared|cleared up|resolved)\b",
+    _I,
 )
 
 
@@ -1207,7 +1227,7 @@ def condition(predicate: str) -> list[Finding]:
     """A lasting health condition: an allergy, a diagnosis ("is allergic to peanuts"); "no
     longer allergic to peanuts" ends it."""
     if (ended := _CONDITION_ENDED.match(predicate)) is not None:
-        topic = words(value_text(ended.group("topic")))
+        topic = words(value_text(ended.group("topic") or ended.group("topic2")))
         return [Finding("condition", "none", topic)] if topic else []
     if (match := _CONDITION.match(predicate)) is None:
         return []

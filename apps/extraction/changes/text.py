@@ -76,8 +76,11 @@ BODY_PARTS = (
     r"ankle|knee|arm|leg|wrist|back|shoulder|foot|feet|hand|hip|neck|elbow|toe|finger|"
     r"hamstring|achilles|ribs?|head|spine"
 )
-#: "My wrist is fine now": the writer's, as "the user's wrist …" is the user's.
-_MY_BODY_PART = re.compile(rf"^(?i:my)\s+(?=(?:left\s+|right\s+)?(?i:{BODY_PARTS})\b)")
+#: "My wrist is fine now", "my cat allergy went away": the writer's, as "the user's wrist …"
+#: is the user's.
+_MY_BODY_PART = re.compile(
+    rf"^(?i:my)\s+(?=(?:left\s+|right\s+)?(?i:{BODY_PARTS})\b|(?:[\w-]+\s+){{1,2}}(?i:allergy)\b)"
+)
 #: The things a project's memories speak of as subjects ("the project uses Jest", "the cluster
 #: runs Kubernetes 1.27"), each an entity of its own; a repo and a codebase are the project.
 THINGS = {
@@ -130,6 +133,8 @@ _KIN_SUBJECT = re.compile(
     r"^(?:(?P<user>(?i:the user))(?:'s|’s)|(?P<my>(?i:my))|(?P<name>[A-Z][a-z]+)(?:'s|’s))\s+"
     r"(?:(?i:little|older|younger|big|baby|eldest|oldest|youngest|new)\s+)?"
     rf"(?P<kin>(?i:{'|'.join(sorted([*_KIN_WORDS, *_KIN_ALIASES], key=len, reverse=True))}))"
+    # "the user's cat allergy", "my dog food": a thing of the kind, not the one of the family.
+    r"(?!\s+(?i:allergy|allergies|food|litter|hair|sitter|walker|toys?|bed|bowl)\b)"
     r"(?:,?\s+(?P<called>[A-Z][a-z]+)(?![\w'’]),?)?\s+(?P<predicate>\S.*)$"
 )
 #: "Kiwi, the user's parrot, died": who the name is, between commas, before the predicate.
@@ -157,7 +162,9 @@ _SAME_SUBJECT = re.compile(
 )
 #: Reported speech and hearsay: the clause is someone else's claim, not the subject's.
 _REPORTED = re.compile(
-    r"\b(?:said|says|told|tells|thinks|thought|heard|hears|mentioned|wonders|asked|asks)\b"
+    r"\b(?:said|says|told|tells|thinks|thought|heard|hears|mentioned|wonders|"
+    # "asked to switch replies to English" is the subject's own request, not a report.
+    r"(?:asked|asks)(?!\s+(?:me\s+|us\s+|the assistant\s+)?(?:to|for)\b))\b"
     r"(?:\s+\w+)?\s+(?:that\s+)?",
     _I,
 )

@@ -37,10 +37,15 @@ CANDIDATE_FIELDS = (
 )
 
 # The subject's postings of the words (stemmed like the keyword index), in the memory's text.
+# Each word as the text search configuration stems it, and as given: the change rules pass
+# their own stems ("respons" of "responses"), which the configuration would stem again
+# ("respon") past the lexeme the text holds ("respons").
 _HOLDING_WORDS = """
 SELECT term.memory_id FROM memory_search_term AS term
  WHERE term.tenant_id = %s AND term.subject_id = %s AND term.in_text > 0
-   AND term.lexeme = ANY(tsvector_to_array(to_tsvector(%s::regconfig, %s)))
+   AND term.lexeme = ANY(
+       tsvector_to_array(to_tsvector(%s::regconfig, %s))
+       || regexp_split_to_array(lower(%s), '\\s+'))
 """
 
 
@@ -51,7 +56,9 @@ def _holding_words(*, tenant: Tenant, subject_id: str, words: str) -> QuerySet[M
         tenant=tenant,
         subject_id=subject_id,
         # Constant SQL, values bound.
-        id__in=RawSQL(_HOLDING_WORDS, [tenant.pk, subject_id, MEMORY_TEXT_SEARCH_CONFIG, words]),  # noqa: S611
+        id__in=RawSQL(  # noqa: S611
+            _HOLDING_WORDS, [tenant.pk, subject_id, MEMORY_TEXT_SEARCH_CONFIG, words, words]
+        ),
     )
 
 

@@ -79,6 +79,34 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             "I take the light rail to work.",
             [("i", "commute", "light rail")],
         ),
+        ("an_age_alone", "The user is 34.", [("user", "key:age", "34")]),
+        # A name with a dot in it is one name, not a value of a kind "io".
+        ("a_dotted_name", "The team switched to Fly.io.", [("team", "tool:*", "fly.io")]),
+        (
+            "a_request_to_switch",
+            "The user asked to switch responses back to English.",
+            [("user", "choice", "english")],
+        ),
+        (
+            "a_key_migrated",
+            "We migrated the deploy target to Fly.io.",
+            [("team", "key:deploy target", "fly.io")],
+        ),
+        (
+            "a_dose_changed_by_the_doctor",
+            "The user's doctor raised the sertraline dose to 100 mg.",
+            [("user", "key:sertraline dose", "100 mg")],
+        ),
+        (
+            "an_allergy_gone",
+            "The user's cat allergy went away after the treatment.",
+            [("user", "condition", "none")],
+        ),
+        (
+            "a_switch_where_it_is_done",
+            "The user switched to day shifts at the hospital.",
+            [("user", "switched:shift", "day")],
+        ),
         (
             "an_intolerance",
             "The user is lactose intolerant.",
@@ -987,6 +1015,8 @@ def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
         "The user doesn't know the answer.",
         "The user doesn't want to drive at night.",
         "He resigned himself to the result.",
+        # Someone else's request.
+        "Maria asked the user to bring tea.",
         "The team hired a new designer.",
         "My back is killing me.",
     ],

@@ -997,3 +997,25 @@ def test_a_memory_the_client_gave_context_quotes_nothing_it_replaced(tenant):
 
     assert _state(died).supersedes
     assert _keyword_hits(tenant, "hamster") == []
+
+
+def test_a_rule_stem_the_search_configuration_would_stem_again_still_finds_the_old_memory(
+    tenant,
+):
+    # The rules' topic "respons" (of "responses") is stemmed "respon" by the text search
+    # configuration, which the old memory's "responses" ("respons") is not.
+    spanish = _write(tenant, "The user wants responses in Spanish.", MARCH)
+
+    english = _write(tenant, "The user asked to switch responses back to English.", JUNE)
+
+    spanish = _state(spanish)
+    assert (spanish.superseded_by_id, spanish.valid_to) == (english.pk, JUNE)
+
+
+def test_a_dose_changed_by_the_doctor_retires_the_old_dose(tenant):
+    old = _write(tenant, "The user takes 50 mg of sertraline daily.", MARCH)
+    unrelated = _write(tenant, "The user took an extra vitamin D today.", JUNE)
+
+    new = _write(tenant, "The user's doctor raised the sertraline dose to 100 mg.", SEPTEMBER)
+
+    assert (_state(old).superseded_by_id, _state(unrelated).superseded_by_id) == (new.pk, None)
