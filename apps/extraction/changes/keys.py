@@ -1,3 +1,5 @@
+# length: every way a sentence tells a key's value, and the one reader that tries them in order;
+# split, a pattern would sit apart from the order that decides which one reads a sentence.
 """A key's value: "my favourite colour is blue", "the user's manager is Rita", "the upload
 size limit was increased to 50 MB", "we moved the retro to 11am" — what a sentence says a named
 key of its subject (or of no one named) holds, and whether the key holds one value at a time."""

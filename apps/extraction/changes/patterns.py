@@ -530,6 +530,18 @@ def _diet_value(raw: str) -> str:
     return "vegan" if value == "plant-based" else value
 
 
+_MEAT_GIVEN_UP = (
+    "stopped",
+    "quit",
+    "gave up",
+    "given up",
+    "cut out",
+    "doesn't",
+    "does not",
+    "no longer",
+)
+
+
 def diet(predicate: str) -> list[Finding]:
     if (match := _DIET_NOT.match(predicate)) is not None:
         return [Finding("diet", "not " + _diet_value(match.group("diet")))]
@@ -538,9 +550,8 @@ def diet(predicate: str) -> list[Finding]:
             return [Finding("diet", _diet_value(match.group("diet") or match.group("diet2")))]
     if (match := _MEAT.match(predicate)) is not None:
         verb = match.group("verb").lower()
-        stops = ("stopped", "quit", "gave up", "given up", "cut out", "doesn't", "does not")
-        stops += ("no longer",)
-        return [Finding("diet", "vegetarian" if verb.startswith(stops) else "omnivore")]
+        ended = verb.startswith(_MEAT_GIVEN_UP)
+        return [Finding("diet", "vegetarian" if ended else "omnivore")]
     if _FISH.match(predicate):
         return [Finding("diet", "not vegetarian")]
     if _ANIMAL_FOODS.match(predicate):
