@@ -138,7 +138,8 @@ def _held_then_keyed(old: Claim, new: Claim) -> bool | None:
     the same key said to be one value now ("… is now one week"): the change says the key holds
     one value, so another one replaces it."""
     held, keyed = (old, new) if old.family == HELD else (new, old)
-    if held.attribute.split(":", 1)[1] != keyed.attribute.split(":", 1)[1]:
+    # "switched internet providers to Verizon" keys the plural of "the internet provider".
+    if not same_key(held.attribute.split(":", 1)[1], keyed.attribute.split(":", 1)[1]):
         return None
     value = words(keyed.value)
     return not (held.topic <= value or value <= held.topic)

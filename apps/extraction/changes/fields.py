@@ -16,7 +16,8 @@ SINGLE_VALUED_KEYS = (
     r"username|handle|pronouns|employer|company|city|country|location|relationship status|"
     r"landlord|dentist|(?:hourly |daily |monthly )?rate|price|fee|dose|dosage|preferred name|"
     r"test runner|linter|formatter|bundler|package manager|build tool|ci provider|host|"
-    r"hosting provider|(?:base )?url|endpoint|domain|hostname|region|license|licence|"
+    r"hosting provider|(?:base )?url|endpoint|domain|hostname|region|license|licence|owner|"
+    r"internet provider|"
     # "the upload size limit", "the API rate limit", "the session timeout", "the max file
     # size", "the default region", "the deploy target".
     r"(?:[a-z-]+ ){0,2}(?:limit|quota|timeout|threshold|rotation|schedule|cadence|frequency|"

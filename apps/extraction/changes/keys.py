@@ -127,8 +127,25 @@ _LICENSE = re.compile(
     + r"\s+(?:is|was|has been|got|is now)\s+(?:re)?licensed\s+(?:under|as)\s+(?:the\s+)?"
     + rf"(?P<value>{_VALUE}{{1,40}}?)(?:\s+(?i:license|licence))?$"
 )
+#: "The payments service is owned by Priya", then "ownership of the payments service moved to
+#: Dan" or "… was handed over to Dan": who owns a thing.
+_OWNED_BY = re.compile(
+    _UNOWNED + r"\s+(?:is|are)\s+(?:now\s+)?owned\s+by\s+(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+"
+    r"(?-i:[A-Z])[\w'’.-]*)?)$"
+)
+_OWNERSHIP_MOVED = re.compile(
+    r"^(?i:ownership)\s+(?i:of)\s+(?:(?i:the)\s+)?(?i:(?P<key>[a-z][a-z0-9 -]{1,40}?))\s+"
+    r"(?i:moved|was moved|passed|was passed|went|was transferred|was handed over|was handed)\s+"
+    r"(?i:to)\s+(?P<value>(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*)?)$"
+)
 #: Patterns whose key is the thing's, of one attribute: "the staging database" → its port.
-_KEY_OF = {_PORT: "port", _PORT_MOVED: "port", _LICENSE: "license"}
+_KEY_OF = {
+    _PORT: "port",
+    _PORT_MOVED: "port",
+    _LICENSE: "license",
+    _OWNED_BY: "owner",
+    _OWNERSHIP_MOVED: "owner",
+}
 #: "… on Tuesdays instead of Fridays": the value left, said after the new one.
 _INSTEAD = re.compile(r"\s+(?:instead of|rather than)\s+.*$", re.I)
 _UNOWNED_KEY_CHANGED = re.compile(
@@ -245,7 +262,8 @@ def same_key(left: str, right: str) -> bool:
     not another key ("hourly rate" and "daily rate" are two)."""
     if left == right:
         return True
-    left_words, right_words = words(left), words(right)
+    # "the eating-out budget" and "the budget for eating out": a hyphen joins the same words.
+    left_words, right_words = words(left.replace("-", " ")), words(right.replace("-", " "))
     left_per, right_per = left_words & _PER, right_words & _PER
     if left_per and right_per and left_per != right_per:
         return False
@@ -394,6 +412,8 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
             for pattern in (
                 _PORT,
                 _LICENSE,
+                _OWNED_BY,
+                _OWNERSHIP_MOVED,
                 _UNOWNED_CALLED,
                 _UNOWNED_KEY_VALUE,
                 _UNOWNED_KEY_CHANGED,

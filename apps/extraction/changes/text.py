@@ -147,7 +147,7 @@ _CLAUSE = re.compile(
     # "… cut out meat completely, the user is vegetarian now": a comma before a new subject.
     r"|,\s+(?=(?:the user|I|I'm|I’m|I've|we)\s+(?!and\b|or\b|&))"
     # "I'm a nurse and I live in Boston": a second clause with a subject of its own.
-    r"|,?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|we|the user)\s)"
+    r"|,?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|we|the user)\s|the user['’]s\s)"
 )
 #: "Marco and I have separated": a name alone before the "and" is one of two subjects.
 _TWO_SUBJECTS = re.compile(r"^[A-Z][a-z]+ (?:and|&) (?=(?:I|the user)\s)")

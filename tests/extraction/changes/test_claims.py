@@ -963,6 +963,40 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             False,
         ),
         # A habit abstained from, then taken up.
+        # A hyphen joins a key's words: "the eating-out budget" is "the budget for eating out".
+        (
+            "a_hyphenated_key",
+            "The user's monthly budget for eating out is $200.",
+            "The user cut the eating-out budget to $120 a month.",
+            True,
+        ),
+        # A plural key switched: one of them at a time.
+        (
+            "a_plural_key_switched",
+            "The user's internet provider is Comcast.",
+            "The user switched internet providers to Verizon Fios.",
+            True,
+        ),
+        # "… and the user's new landlord is …": a clause with its own subject after "and".
+        (
+            "a_new_holder_after_and",
+            "The user's landlord is Mr. Cho.",
+            "The building was sold and the user's new landlord is Greystar.",
+            True,
+        ),
+        # Who owns a thing, one owner at a time; another thing's owner is another key.
+        (
+            "ownership_moved",
+            "The payments service is owned by Priya.",
+            "Ownership of the payments service moved to Dan.",
+            True,
+        ),
+        (
+            "another_things_owner",
+            "The payments service is owned by Priya.",
+            "The billing service is now owned by Dan.",
+            False,
+        ),
         # A thing named after its model year is still that thing.
         (
             "a_model_year",
