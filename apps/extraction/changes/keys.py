@@ -319,7 +319,7 @@ _ONE_VALUE_ONLY = (
     _RESCHEDULED,
 )
 #: Keys that are health, which the health and condition rules read: "my wrist", "my cat allergy".
-_BODY_PART_KEY = re.compile(rf"^(?:(?:left |right )?(?:{BODY_PARTS})|(?:[a-z-]+ ){{0,2}}allergy)$")
+_HEALTH_KEY = re.compile(rf"^(?:(?:left |right )?(?:{BODY_PARTS})|(?:[a-z-]+ ){{0,2}}allergy)$")
 #: The entity of a key said without an owner.
 UNOWNED = "*"
 #: "The weekly sync", "our standup meeting": an event named with how often and what it is.
@@ -430,7 +430,7 @@ def key_values(sentence: str, speaker: str | None) -> list[tuple[str, Finding]]:
     if match.re in (_DOSE, _DOSE_CHANGED):
         implied = f"{match.group('drug').lower()} dose"
     key = implied or match.group("key").strip().lower()
-    if _BODY_PART_KEY.match(key):
+    if _HEALTH_KEY.match(key):
         return []  # "my wrist is fine now" tells of health, not of a thing held
     if match.re in _KEY_OF:
         key = f"{key} {_KEY_OF[match.re]}"

@@ -150,7 +150,6 @@ _SPECIES = {
 }
 _SPECIES_WORDS = "|".join(sorted(_SPECIES, key=len, reverse=True))
 _COUNT_WORDS = "|".join([*_NUMBERS, r"\d{1,2}"])
-_BODY = BODY_PARTS
 _DIETS = (
     r"vegetarian|vegan|pescatarian|pescetarian|keto|paleo|carnivore|plant-based|"
     r"gluten-free|dairy-free|flexitarian|omnivore"
@@ -717,9 +716,9 @@ def owned_counts(
 # --- health -------------------------------------------------------------------------------------
 _INJURED = re.compile(
     rf"\b(?:injured|hurt|sprained|broke|twisted|fractured|tore|pulled|strained|dislocated)\s+"
-    rf"{_POSSESSIVE}\s+(?P<part>{_BODY})\b"
+    rf"{_POSSESSIVE}\s+(?P<part>{BODY_PARTS})\b"
     rf"|\b(?:suffers|suffered|is suffering|has|had|got|sustained)\s+(?:from\s+)?(?:a|an)\s+"
-    rf"(?:\w+\s+)?(?P<part2>{_BODY})\s+injury\b"
+    rf"(?:\w+\s+)?(?P<part2>{BODY_PARTS})\s+injury\b"
     r"|^(?:is|was|got|has been) (?:badly |seriously )?(?:injured|hurt)\b"
     r"|\b(?:injured|hurt)\s+(?:himself|herself|themselves|myself)\b"
     r"|\b(?:with|due to|from|because of|after)\s+(?:an?|this|the|that|his|her|my)\s+"
@@ -735,7 +734,7 @@ _RECOVERED = re.compile(
 _RECOVERING = re.compile(r"^(?:is |has been )?(?:still )?(?:recovering|rehabbing|in rehab)\b", _I)
 #: "the user's wrist is totally fine now", "my knee feels back to normal": a part well again.
 _PART_WELL = re.compile(
-    rf"^['’]s\s+(?:left\s+|right\s+)?(?:{_BODY})\s+(?:is|feels|has been)\s+(?:now\s+)?"
+    rf"^['’]s\s+(?:left\s+|right\s+)?(?:{BODY_PARTS})\s+(?:is|feels|has been)\s+(?:now\s+)?"
     r"(?:totally\s+|completely\s+|fully\s+|all\s+|much\s+|finally\s+)?"
     r"(?:fine|better|okay|ok|back to normal|good as new|healed)\b",
     _I,
@@ -991,7 +990,7 @@ def activity(predicate: str) -> list[Finding]:
     if (match := _ABSTAINS.match(predicate)) is not None:
         # The verb as "-ing" too: "never smokes" is what "started smoking" ends.
         verb = match.group("verb").lower()
-        doing = f"{verb.removesuffix('e') if not verb.endswith('ee') else verb}ing"
+        doing = verb.removesuffix("e") + "ing"
         topic = _activity_topic(match.group("topic")) | words(doing)
         return [Finding("activity", STOPPED, topic)]
     if (match := _STARTED.match(predicate) or _ROUTINE.match(predicate)) is not None and (

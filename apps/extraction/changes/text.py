@@ -78,7 +78,7 @@ BODY_PARTS = (
 )
 #: "My wrist is fine now", "my cat allergy went away": the writer's, as "the user's wrist …"
 #: is the user's.
-_MY_BODY_PART = re.compile(
+_MY_HEALTH = re.compile(
     rf"^(?i:my)\s+(?=(?:left\s+|right\s+)?(?i:{BODY_PARTS})\b|(?:[\w-]+\s+){{1,2}}(?i:allergy)\b)"
 )
 #: The things a project's memories speak of as subjects ("the project uses Jest", "the cluster
@@ -259,7 +259,7 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
     rest = words[1] if len(words) > 1 else ""
     if (kin := _kin_subject(clause, speaker)) is not None:
         return kin
-    if (match := _MY_BODY_PART.match(clause)) is not None:
+    if (match := _MY_HEALTH.match(clause)) is not None:
         return speaker or WRITER, "'s " + clause[match.end() :]
     if first in _FIRST_PERSON:
         entity = speaker or WRITER
