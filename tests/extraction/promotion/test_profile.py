@@ -132,6 +132,12 @@ def _kept(turns: list[Turn]) -> dict[str, datetime | None]:
         ("a_death", "Sad news, Miso passed away on Tuesday.", "Miso passed away on Tuesday.", SAID),
         ("an_engaged_we", "Sam said yes!! We're engaged!", "The user is engaged.", SAID),
         (
+            "the_users_state_after_another_clause",
+            "Cast came off today and my wrist is totally fine now, back to normal.",
+            "The user's wrist is totally fine now, back to normal.",
+            SAID,
+        ),
+        (
             "a_pet_adopted_with_someone",
             "Sam and I adopted a cat from the shelter, she's a grumpy tabby called Miso.",
             "Sam and the user adopted a cat from the shelter.",
@@ -220,6 +226,14 @@ def test_a_users_profile_statement_is_kept_standing_alone(_case, line, text, whe
 )
 def test_a_statement_that_is_not_a_standalone_profile_fact_is_not_kept(_case, line):
     assert _kept(_session(line)) == {}
+
+
+def test_a_liking_said_after_another_clause_is_kept_only_with_its_sentence():
+    kept = _kept(_session("Made it to Denver, the apartment is tiny but I love the neighborhood."))
+
+    assert list(kept) == [
+        "Made it to Denver, the apartment is tiny but the user loves the neighborhood."
+    ]
 
 
 def test_a_long_label_before_two_facts_leaves_the_two_facts_alone():

@@ -99,6 +99,8 @@ _CONSEQUENCE = re.compile(
     r"^(?P<head>.+?)(?:,\s+(?:so|which)\b|,?\s+and\s+(?:it's|it’s|it is|it has been)\b).*$",
     re.I,
 )
+#: What the user says in passing after another's clause, kept only with the whole sentence.
+_PASSING = frozenset({"preference", "choice"})
 #: A "we" whose change is the user's too: "we relocated to Austin", "we adopted a puppy",
 #: "we're engaged".
 _HOUSEHOLD_FAMILIES = frozenset({"residence", "household", "pets", "relationship"})
@@ -173,12 +175,26 @@ def _agent_facts(turn: Turn) -> list[Candidate]:
         body = _LABEL.sub("", LEAD_IN.sub("", _OPENER.sub("", sentence.strip())).strip())
         if not _usable(body):
             continue  # a sentence with a secret, a question or a hypothetical: none of it
-        # Split only a sentence the user is the subject of: "Tom and I broke up" is one.
+        # Split a sentence the user is the subject of: "Tom and I broke up" is one.
         alone = _FIRST_PERSON.match(body) and not _COUPLE_OPENER.match(body)
         clauses = _OWN_CLAUSE.split(body) if alone else [body]
         for clause in clauses:
             found.extend(_clause_facts(turn, clause))
+        if not alone and not _COUPLE_OPENER.match(body):
+            found.extend(_states_told_after(turn, body))
     return found
+
+
+def _states_told_after(turn: Turn, body: str) -> list[Candidate]:
+    """The user's own clauses after someone else's that say how things stand for the user
+    ("Cast came off today and my wrist is fine now"); a liking said in passing ("…, the
+    apartment is tiny but I love the neighborhood") is no fact kept alone."""
+    return [
+        fact
+        for clause in _OWN_CLAUSE.split(body)[1:]
+        for fact in _clause_facts(turn, clause)
+        if any(claim.family not in _PASSING for claim in _profile_claims(fact.text, "user"))
+    ]
 
 
 def _as_sentence(clause: str) -> str:
