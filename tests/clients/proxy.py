@@ -96,8 +96,17 @@ class MisbehavingProxy:
             response = _read_all(upstream)
         seen.status = int(response.split(b" ", 2)[1])
         if action == "pass":
-            client.sendall(response)
+            client.sendall(_closing(response))
         # "drop": the server answered, the client gets nothing; the handler closes the socket.
+
+
+def _closing(response: bytes) -> bytes:
+    """``response`` telling the client the connection closes after it: the proxy serves one
+    request a connection, and a client that kept the connection for its next request would
+    race the proxy's close and lose that request ("Server disconnected")."""
+    head, _, body = response.partition(b"\r\n\r\n")
+    lines = [line for line in head.split(b"\r\n") if not line.lower().startswith(b"connection:")]
+    return b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n" + body
 
 
 def _read_request(sock: socket.socket) -> tuple[bytes, bytes]:
