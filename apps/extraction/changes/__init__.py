@@ -28,10 +28,12 @@ from apps.extraction.changes.compare import conflict
 from apps.extraction.changes.fields import SINGLE_VALUED_KEYS, field_label
 from apps.extraction.changes.patterns import ALIVE
 from apps.extraction.changes.search import search_words
+from apps.extraction.changes.text import WRITER
 
 __all__ = [
     "ALIVE",
     "SINGLE_VALUED_KEYS",
+    "WRITER",
     "Claim",
     "conflict",
     "extract_claims",

@@ -212,3 +212,33 @@ def test_a_filter_decides_which_rows_rank_never_their_scores(tenant):
     assert len(filtered) == 12
     assert all("river" in hit.memory.text for hit in filtered)
     assert [hit.score for hit in filtered] == [unfiltered[hit.memory.pk] for hit in filtered]
+
+
+@pytest.mark.django_db
+def test_the_user_in_a_question_is_no_keyword(tenant):
+    # Every memory is about the subject, whether it says "the user" or "I": as a keyword,
+    # "user" would rank a third-person memory above the one that answers.
+    MemoryFactory(tenant=tenant, subject_id="a", text="The user enjoys hiking on weekends.")
+    answer = MemoryFactory(tenant=tenant, subject_id="a", text="I work at Deloitte as an auditor.")
+
+    found = memory_recall(
+        tenant=tenant, subject_id="a", query="Where does the user work?", mode="keyword"
+    )
+
+    assert [hit.memory.pk for hit in found.results] == [answer.pk]
+
+
+@pytest.mark.parametrize(
+    ("question", "kept"),
+    [
+        ("Where does the user work?", "Where does   work?"),
+        ("What is the user's favorite band?", "What is   favorite band?"),
+        ("How does the user interface look?", "How does the user interface look?"),
+    ],
+)
+def test_only_the_user_as_the_subject_leaves_the_keywords(tenant, question, kept):
+    keywords = Keywords.of_recall(
+        query=question, tenant=tenant, subject_id="a", narrowing=None, as_of=None
+    )
+
+    assert keywords.query == kept

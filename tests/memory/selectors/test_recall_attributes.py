@@ -65,3 +65,14 @@ def test_a_question_about_an_event_keeps_the_ranking(tenant, profile, settings):
     settings.MEMORY_RECALL_ATTRIBUTE_FIRST = 3
 
     assert _texts(tenant, event) == off
+
+
+def test_the_users_own_words_state_the_users_attribute(tenant, settings):
+    # "I work at …", stored as the user said it, is the user's job; the third-person memory
+    # beside it states no job.
+    remember(tenant, "a", "The user enjoys hiking on weekends.", occurred_at=WHEN)
+    remember(tenant, "a", "I work at Deloitte as an auditor.", occurred_at=WHEN)
+
+    assert _texts(tenant, "What is the user's current job?")[0] == (
+        "I work at Deloitte as an auditor."
+    )

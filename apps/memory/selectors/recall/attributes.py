@@ -19,18 +19,19 @@ from collections.abc import Mapping, Sequence
 
 from django.conf import settings
 
-from apps.extraction.changes import states_attribute
+from apps.extraction.changes import WRITER, states_attribute
 from apps.extraction.state_questions import names_in
 
 _THE_USER = re.compile(r"\bthe user\b", re.IGNORECASE)
 
 
 def _asked_about(query: str) -> frozenset[str]:
-    """Whose attribute the question asks for: the names it uses, else "the user" if it says so,
-    else anyone (empty)."""
+    """Whose attribute the question asks for: the names it uses, else "the user" if it says so
+    (told of in the third person, or in the user's own words: "I work at Deloitte"), else
+    anyone (empty)."""
     names = frozenset(name.lower() for name in names_in(query))
     if not names and _THE_USER.search(query):
-        return frozenset({"user"})
+        return frozenset({"user", WRITER})
     return names
 
 

@@ -11,6 +11,7 @@ or not, so a memory is findable by its words as soon as its write commits.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -42,6 +43,15 @@ from apps.memory.selectors.recall.scope import (
 )
 from apps.tenancy.models import Tenant
 
+#: "the user" in a question names the subject every memory is about, however the memory
+#: refers to them ("The user works at …", "I work at …"): as a keyword it would only favour the
+#: memories phrased in the third person. "the user interface" and the like keep their words.
+_THE_SUBJECT = re.compile(
+    r"\bthe\s+user(?:['’]s)?\b(?!\s+(?:interface|experience|base|research|manual|guide|"
+    r"stor(?:y|ies)|accounts?|ids?|agent|flow|journey|data|settings|names?|roles?)\b)",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True)
 class Keywords:
@@ -65,9 +75,10 @@ class Keywords:
         narrowing: RecordFilter | None,
         as_of: datetime | None,
     ) -> Keywords:
-        """A recall's keywords: its scope is narrowed when it filters or reads ``as_of``."""
+        """A recall's keywords: the question's words but "the user" (see :data:`_THE_SUBJECT`);
+        its scope is narrowed when it filters or reads ``as_of``."""
         return cls(
-            query=query,
+            query=_THE_SUBJECT.sub(" ", query),
             tenant_id=tenant.pk,
             subject_id=subject_id,
             narrowed=narrowing is not None or as_of is not None,
