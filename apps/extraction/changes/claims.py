@@ -153,10 +153,18 @@ def frame_claims(text: str) -> list[Claim]:
     return found
 
 
+#: What a "we" changes of the writer's own household: "we bought a house", "we moved to
+#: Denver", "we adopted a cat" (a team's tools and decisions stay the team's).
+_HOUSEHOLD_FAMILIES = frozenset({"residence", "home", "household", "pets"})
+
+
 def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
-    """A clause's findings as claims of its subject (a platform only of a project's thing)."""
+    """A clause's findings as claims of its subject (a platform only of a project's thing;
+    of a "we" said for its speaker, a household change only)."""
     if clause.entity.split()[-1] not in _THING_ENTITIES:
         found = [finding for finding in found if finding.attribute != PLATFORM]
+    if clause.household_only:
+        found = [f for f in found if f.attribute.split(":")[0] in _HOUSEHOLD_FAMILIES]
     return [
         Claim(
             entity=clause.entity,

@@ -298,7 +298,7 @@ OCCUPATIONS = (
     r"student|chef|cook|pilot|firefighter|police officer|scientist|researcher|analyst|"
     r"consultant|architect|journalist|photographer|electrician|plumber|mechanic|farmer|"
     r"cashier|waiter|waitress|barista|librarian|paramedic|veterinarian|intern|director|"
-    r"founder|freelancer|contractor|recruiter|salesperson|paralegal|technician"
+    r"founder|freelancer|contractor|recruiter|salesperson|paralegal|technician|assistant"
 )
 #: A role held beside another ("is also a volunteer firefighter") replaces nothing.
 _ANOTHER_ROLE = re.compile(r"\b(?:also|too|as well|volunteer|part-time|side)\b", _I)
@@ -1491,12 +1491,23 @@ _COMMUTES = re.compile(
     r"light rail|scooter|shuttle|car)|commutes\s+by\s+(?P<by>\w+))\s+to\s+"
     r"(?:work|the office|school|campus)\b"
     # "commutes to work by car", "gets to the office by train".
+    # "commutes by car": to work, said or not.
+    rf"|^{_ADVERBS}commutes\s+by\s+(?P<alone>car|bus|train|light rail|subway|tube|metro|tram|"
+    r"ferry|bike|bicycle|scooter)\b"
+    # "has been biking to work since spring": the way, told as what has been done lately.
+    r"|^(?:has|have)\s+been\s+(?P<lately>biking|cycling|walking|driving|carpooling)\s+to\s+"
+    r"(?:work|the office|school|campus)\b"
     r"|^(?:(?:usually|always|now|still|mostly|currently)\s+)*(?:commutes|gets|goes|travels)\s+to"
     r"\s+(?:work|the office|school|campus)\s+(?:by\s+(?P<mode>car|bus|train|light rail|subway|"
     r"tube|metro|tram|ferry|bike|bicycle|scooter|shuttle)|on\s+(?P<foot>foot))\b",
     _I,
 )
 _COMMUTE_MODES = {
+    "biking": "bike",
+    "cycling": "bike",
+    "walking": "walk",
+    "driving": "car",
+    "carpooling": "car",
     "bikes": "bike",
     "cycles": "bike",
     "bicycle": "bike",
@@ -1510,7 +1521,7 @@ _COMMUTE_MODES = {
 def commute(predicate: str) -> list[Finding]:
     if _ONE_DAY.search(predicate) or (match := _COMMUTES.match(predicate)) is None:
         return []
-    said = ("verb", "vehicle", "by", "mode", "foot")
+    said = ("verb", "vehicle", "by", "mode", "foot", "lately", "alone")
     mode = next(match.group(group) for group in said if match.group(group)).lower()
     return [Finding("commute", _COMMUTE_MODES.get(mode, mode))]
 

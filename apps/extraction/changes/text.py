@@ -109,6 +109,7 @@ _THING = re.compile(
     re.I,
 )
 _TEAM = re.compile(r"^(?:we|the team|our team)\b", _I)
+_WE = re.compile(r"^we\b", _I)
 _USER = re.compile(r"^(?:the user|user)\b", _I)
 _NAME = re.compile(r"^(?P<name>[A-Z][a-z][\w-]*(?: [A-Z][a-z][\w-]*)?)(?![\w'’])")
 #: Someone of a person's family, or a pet, as the subject of a clause under its owner's name:
@@ -145,7 +146,8 @@ _APPOSITIVE = re.compile(
 _CLAUSE = re.compile(
     r"\s+[-–—]\s+|;\s+|:\s+|,\s+(?=(?:but|so)\s)"
     # "… cut out meat completely, the user is vegetarian now": a comma before a new subject.
-    r"|,\s+(?=(?:the user|I|I'm|I’m|I've|we)\s+(?!and\b|or\b|&))"
+    r"|,\s+(?=(?:the user|I|I'm|I’m|I've|we)\s+(?!and\b|or\b|&)|(?:my|the user['’]s)\s+\w+\s+"
+    r"(?:\w+\s+)?(?:is|are|was|were)\s)"
     # "I'm a nurse and I live in Boston": a second clause with a subject of its own.
     r"|,?\s+(?:and|but)\s+(?=(?:I|I'm|I’m|I've|we|the user)\s|the user['’]s\s)"
 )
@@ -210,6 +212,9 @@ class Clause:
     text: str
     #: Index of the sentence the clause belongs to in the memory.
     sentence: int
+    #: Said by a "we" for its speaker (or the writer): only a household change is theirs too
+    #: ("we bought a house", not "we use Jira").
+    household_only: bool = False
 
 
 def speaker_and_body(text: str) -> tuple[str | None, str]:
@@ -406,4 +411,8 @@ def clauses(text: str) -> list[Clause]:
                     # first person too.
                     text, piece = (part, piece) if index == 0 else (piece, _third_person(piece))
                     found.append(Clause(entity=entity, predicate=piece, text=text, sentence=number))
+                    if entity == "team" and _WE.match(part):
+                        found.append(
+                            Clause(speaker or WRITER, piece, text, number, household_only=True)
+                        )
     return found

@@ -997,6 +997,28 @@ def test_two_claims_conflict_only_on_the_same_attribute_with_another_value(
             "The billing service is now owned by Dan.",
             False,
         ),
+        # A "we" of the writer's household moves the writer.
+        ("a_household_we", "I live in Austin.", "We moved to Seattle.", True),
+        ("a_teams_we_is_the_teams", "The user uses Jira.", "We use Linear.", False),
+        # A comma before "my … is": a clause with its own subject.
+        (
+            "a_new_holder_after_a_comma",
+            "My manager is Laura.",
+            "Laura left, my new manager is Ben.",
+            True,
+        ),
+        (
+            "a_way_to_work_lately",
+            "I commute by car.",
+            "I've been biking to work since spring.",
+            True,
+        ),
+        (
+            "an_assistant_now",
+            "I'm a nurse.",
+            "I went back to school and I'm a physician assistant now.",
+            True,
+        ),
         # A thing named after its model year is still that thing.
         (
             "a_model_year",
