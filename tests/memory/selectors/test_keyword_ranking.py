@@ -218,8 +218,8 @@ def test_a_filter_decides_which_rows_rank_never_their_scores(tenant):
 def test_the_user_in_a_question_is_no_keyword(tenant):
     # Every memory is about the subject, whether it says "the user" or "I": as a keyword,
     # "user" would rank a third-person memory above the one that answers.
-    MemoryFactory(tenant=tenant, subject_id="a", text="The user enjoys hiking on weekends.")
-    answer = MemoryFactory(tenant=tenant, subject_id="a", text="I work at Deloitte as an auditor.")
+    memory_row(tenant, "a", "The user enjoys hiking on weekends.")
+    answer = memory_row(tenant, "a", "I work at Deloitte as an auditor.")
 
     found = memory_recall(
         tenant=tenant, subject_id="a", query="Where does the user work?", mode="keyword"
