@@ -10,6 +10,7 @@ from apps.extraction.changes.keys import key_values
 from apps.extraction.changes.patterns import (
     ACTIVE,
     ALIVE,
+    DEAD,
     PLATFORM,
     PLATFORM_NAME,
     STOPPED,
@@ -29,6 +30,7 @@ from apps.extraction.changes.text import (
     WRITER,
     Clause,
     clauses,
+    is_name,
     memory_sentences,
     speaker_and_body,
 )
@@ -78,6 +80,11 @@ _NAMED_BEING = re.compile(
 )
 #: "Bob replaced Alice as project manager", "Lucia took over from Omar as team lead": one
 #: holder's end and the next one's start.
+#: "We had to put Max down", "the vet put Kiwi to sleep": the one named died.
+_PUT_DOWN = re.compile(
+    r"\b(?:put|had to put|have to put|decided to put)\s+(?P<name>[A-Z][a-z]+)\s+"
+    r"(?:down|to sleep)\b"
+)
 _REPLACED_AS = re.compile(
     r"^(?P<new>[A-Z][a-z]+)\s+(?:(?:has\s+)?replaced|succeeded|took over from)\s+"
     r"(?P<old>[A-Z][a-z]+)\s+as\s+(?:the\s+|our\s+|their\s+)?(?P<topic>[^,;]+)$"
@@ -130,6 +137,7 @@ def _claims_of(text: str) -> tuple[Claim, ...]:
             found = [c for c in found if c.sentence != number or c.family != SWITCHED]
         found.extend(keyed)
         found.extend(_handovers(sentence, number))
+        found.extend(_put_down(sentence, number))
         found.extend(_replatformed(sentence, number))
     return tuple(found)
 
@@ -155,7 +163,7 @@ def frame_claims(text: str) -> list[Claim]:
 
 #: What a "we" changes of the writer's own household: "we bought a house", "we moved to
 #: Denver", "we adopted a cat" (a team's tools and decisions stay the team's).
-_HOUSEHOLD_FAMILIES = frozenset({"residence", "home", "household", "pets"})
+_HOUSEHOLD_FAMILIES = frozenset({"residence", "home", "household", "pets", "key:children"})
 
 
 def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
@@ -164,7 +172,12 @@ def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
     if clause.entity.split()[-1] not in _THING_ENTITIES:
         found = [finding for finding in found if finding.attribute != PLATFORM]
     if clause.household_only:
-        found = [f for f in found if f.attribute.split(":")[0] in _HOUSEHOLD_FAMILIES]
+        found = [
+            f
+            for f in found
+            if f.attribute in _HOUSEHOLD_FAMILIES
+            or f.attribute.split(":")[0] in _HOUSEHOLD_FAMILIES
+        ]
     return [
         Claim(
             entity=clause.entity,
@@ -202,6 +215,17 @@ def living_claims(text: str) -> list[Claim]:
         if not unsettled(sentence)
         for match in _NAMED_BEING.finditer(sentence)
         for name in re.split(r",\s*(?:and\s+)?|\s+and\s+", match.group("names"))
+    ]
+
+
+def _put_down(sentence: str, number: int) -> list[Claim]:
+    """ "We had to put Max down last week": Max died, told of whoever put them down."""
+    if unsettled(sentence):
+        return []
+    return [
+        Claim(match.group("name").lower(), ALIVE, DEAD, sentence=number)
+        for match in _PUT_DOWN.finditer(sentence)
+        if is_name(match.group("name"))
     ]
 
 

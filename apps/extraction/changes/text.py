@@ -64,7 +64,8 @@ _NOT_NAMES = word_set(
 _NOT_NAME_SHAPE = re.compile(r"(?:ing|ly|ive|ful|ous|ed|able|ible|less)$", _I)
 
 
-def _is_name(name: str) -> bool:
+def is_name(name: str) -> bool:
+    """Whether a capitalised word or two is a name, not an adjective or a greeting."""
     return not any(
         part.lower() in _NOT_NAMES or _NOT_NAME_SHAPE.search(part) for part in name.split()
     )
@@ -284,7 +285,7 @@ def _subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
         return speaker, clause
     if (match := _NAME.match(clause)) is not None:
         name = match.group("name")
-        if not _is_name(name):
+        if not is_name(name):
             return None
         predicate = clause[match.end() :].strip()
         if (appositive := _APPOSITIVE.match(predicate)) is not None:
@@ -299,10 +300,10 @@ def _kin_subject(clause: str, speaker: str | None) -> tuple[str, str] | None:
     """(entity, predicate) of a clause about someone of the family or a pet
     (:data:`_KIN_WORDS`)."""
     match = _KIN_SUBJECT.match(clause)
-    if match is None or (match.group("name") and not _is_name(match.group("name"))):
+    if match is None or (match.group("name") and not is_name(match.group("name"))):
         return None
     called = match.group("called")
-    if called and _is_name(called):
+    if called and is_name(called):
         return called.lower(), match.group("predicate")
     if match.group("user"):
         owner = "user"
@@ -353,7 +354,7 @@ def _couple(clause: str, speaker: str | None) -> list[tuple[str, str]]:
     """Each partner of a couple's shared change, as ``(entity, predicate)``."""
     if (spouses := _WITH_SPOUSE.match(clause)) is not None:
         first = spouses.group("first")
-        if first.lower() != "the user" and not _is_name(first):
+        if first.lower() != "the user" and not is_name(first):
             return []
         predicate = re.sub(r"^((?:just|recently)\s+)?have\b", r"\1has", spouses.group("predicate"))
         return [("user" if first.lower() == "the user" else first.lower(), predicate)]
@@ -365,7 +366,7 @@ def _couple(clause: str, speaker: str | None) -> list[tuple[str, str]]:
         return []
     partners = {"the user": "user", "i": speaker or WRITER}
     names = [match.group(name) for name in ("first", "second")]
-    if not all(name.lower() in partners or _is_name(name) for name in names):
+    if not all(name.lower() in partners or is_name(name) for name in names):
         return []
     predicate = _told_of_one(match.group("predicate"))
     return [(partners.get(name.lower(), name.lower()), predicate) for name in names]

@@ -80,6 +80,12 @@ def _claims(text: str) -> list[tuple[str, str, str]]:
             [("i", "commute", "light rail")],
         ),
         ("an_age_alone", "The user is 34.", [("user", "key:age", "34")]),
+        ("put_down", "We had to put Max down last week.", [("max", "alive", "dead")]),
+        (
+            "a_household_child",
+            "We just had our third baby!",
+            [("team", "key:children", "3"), ("i", "key:children", "3")],
+        ),
         # A name with a dot in it is one name, not a value of a kind "io".
         ("a_dotted_name", "The team switched to Fly.io.", [("team", "tool:*", "fly.io")]),
         (
@@ -1073,6 +1079,7 @@ def test_a_new_value_said_another_way_changes_it(_case, old, new, expected):
         "He resigned himself to the result.",
         # Someone else's request.
         "Maria asked the user to bring tea.",
+        "We put Friday down as the deadline.",
         "The team hired a new designer.",
         "My back is killing me.",
     ],
