@@ -78,13 +78,13 @@ _THING_ENTITIES = frozenset(THINGS.values())
 _NAMED_BEING = re.compile(
     r"\b(?:named|called)\s+(?P<names>[A-Z][a-z]+(?:(?:,\s*(?:and\s+)?|\s+and\s+)[A-Z][a-z]+)*)\b"
 )
-#: "Bob replaced Alice as project manager", "Lucia took over from Omar as team lead": one
-#: holder's end and the next one's start.
 #: "We had to put Max down", "the vet put Kiwi to sleep": the one named died.
 _PUT_DOWN = re.compile(
     r"\b(?:put|had to put|have to put|decided to put)\s+(?P<name>[A-Z][a-z]+)\s+"
     r"(?:down|to sleep)\b"
 )
+#: "Bob replaced Alice as project manager", "Lucia took over from Omar as team lead": one
+#: holder's end and the next one's start.
 _REPLACED_AS = re.compile(
     r"^(?P<new>[A-Z][a-z]+)\s+(?:(?:has\s+)?replaced|succeeded|took over from)\s+"
     r"(?P<old>[A-Z][a-z]+)\s+as\s+(?:the\s+|our\s+|their\s+)?(?P<topic>[^,;]+)$"
@@ -163,7 +163,15 @@ def frame_claims(text: str) -> list[Claim]:
 
 #: What a "we" changes of the writer's own household: "we bought a house", "we moved to
 #: Denver", "we adopted a cat" (a team's tools and decisions stay the team's).
-_HOUSEHOLD_FAMILIES = frozenset({"residence", "home", "household", "pets", "key:children"})
+_HOUSEHOLD_FAMILIES = frozenset({"residence", "home", "household", "pets"})
+_HOUSEHOLD_KEYS = frozenset({"key:children"})
+
+
+def _of_the_household(finding: Finding) -> bool:
+    return (
+        finding.attribute in _HOUSEHOLD_KEYS
+        or finding.attribute.split(":", 1)[0] in _HOUSEHOLD_FAMILIES
+    )
 
 
 def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
@@ -172,12 +180,7 @@ def _clause_claims(clause: Clause, found: list[Finding]) -> list[Claim]:
     if clause.entity.split()[-1] not in _THING_ENTITIES:
         found = [finding for finding in found if finding.attribute != PLATFORM]
     if clause.household_only:
-        found = [
-            f
-            for f in found
-            if f.attribute in _HOUSEHOLD_FAMILIES
-            or f.attribute.split(":")[0] in _HOUSEHOLD_FAMILIES
-        ]
+        found = [finding for finding in found if _of_the_household(finding)]
     return [
         Claim(
             entity=clause.entity,
